@@ -1,0 +1,23 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The torch-free core of aitune-cpp. Includes no LibTorch and no CUDA header; a ctest proves
+/// it. For the LibTorch backends include <aitune/torch.hpp>.
+
+#include "aitune/core/backend.hpp"
+#include "aitune/core/customization.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/core/format.hpp"
+#include "aitune/core/latency_stats.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/min_latency_strategy.hpp"
+#include "aitune/core/profiling_config.hpp"
+#include "aitune/core/profiling_loop.hpp"
+#include "aitune/core/profiling_tune_strategy.hpp"
+#include "aitune/core/report.hpp"
+#include "aitune/core/results.hpp"
+#include "aitune/core/stop_rules.hpp"
+#include "aitune/core/strategy_config.hpp"
+#include "aitune/core/timer.hpp"
+#include "aitune/version.hpp"

@@ -1,0 +1,72 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Customisation points through which a backend family plugs into the torch-free core.
+///
+/// - aitune::baseline_traits<B>: how to make the baseline (TorchEager for LibTorch) from a
+///   model. By default it calls the static member `B::make_baseline(model)`.
+/// - aitune::output_checker<B>: how a candidate's outputs are compared with the baseline's. By
+///   default it calls the static member `B::check_outputs(candidate, reference, actual)`, or
+///   falls back to `==` when the output type has it.
+/// - aitune::default_timer<B>: the Timer a strategy uses unless told otherwise (HostTimer).
+///
+/// Specialise the traits for a backend type you do not own.
+
+#include "aitune/core/timer.hpp"
+
+#include <concepts>
+#include <string>
+#include <utility>
+
+namespace aitune {
+
+/// The verdict of comparing one output with the reference output.
+struct OutputCheck {
+  bool passed = true;
+  std::string reason{};
+
+  [[nodiscard]] static OutputCheck ok() { return {}; }
+  [[nodiscard]] static OutputCheck failed(std::string why) { return {false, std::move(why)}; }
+};
+
+template <class B>
+struct baseline_traits {
+  static constexpr bool available = requires(const typename B::model_type& model) {
+    { B::make_baseline(model) } -> std::convertible_to<B>;
+  };
+
+  [[nodiscard]] static B make(const typename B::model_type& model) requires available {
+    return B::make_baseline(model);
+  }
+};
+
+template <class B>
+struct output_checker {
+  using output_type = typename B::output_type;
+
+  /// `reference` is null when no baseline output exists (the baseline failed, or there is no
+  /// baseline): the check can then only look at `actual` itself.
+  [[nodiscard]] static OutputCheck check(const B& candidate, const output_type* reference,
+                                         const output_type& actual) {
+    if constexpr (requires { B::check_outputs(candidate, reference, actual); }) {
+      return B::check_outputs(candidate, reference, actual);
+    } else {
+      static_assert(std::equality_comparable<output_type>,
+                    "define B::check_outputs(candidate, reference, actual) or specialise "
+                    "aitune::output_checker<B> to say how outputs are compared");
+      if (reference == nullptr || *reference == actual) return OutputCheck::ok();
+      return OutputCheck::failed("output differs from the baseline's");
+    }
+  }
+};
+
+template <class B>
+struct default_timer {
+  using type = HostTimer;
+};
+
+template <class B>
+using default_timer_t = typename default_timer<B>::type;
+
+}  // namespace aitune

@@ -1,0 +1,42 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The exception hierarchy: everything aitune throws derives from aitune::Error.
+
+#include <stdexcept>
+#include <string>
+
+namespace aitune {
+
+/// Root of every exception aitune throws. Messages name the backend, the step and the cause.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An invalid configuration value (a count of zero, a ratio outside [0, 1], ...).
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An illegal backend life-cycle transition (infer before build, activate after a failure, ...).
+class BackendStateError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A measurement that could not produce a result (never stable, over its time budget, ...).
+class MeasurementError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Tuning ended without any backend that is both correct and measurable.
+class NoCorrectBackendError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace aitune

@@ -1,0 +1,23 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// How numbers are written for people: latencies with 3 decimals and their unit.
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace aitune {
+
+/// `5.123 ms`
+[[nodiscard]] inline std::string format_ms(double latency_ms) {
+  return fmt::format("{:.3f} ms", latency_ms);
+}
+
+/// `2.41x`
+[[nodiscard]] inline std::string format_speedup(double speedup) {
+  return fmt::format("{:.2f}x", speedup);
+}
+
+}  // namespace aitune

@@ -1,0 +1,57 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What profiling a backend produces, and the performance-validation verdicts.
+
+#include "aitune/core/latency_stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <concepts>
+#include <string>
+
+namespace aitune {
+
+/// A profiling result a strategy can rank: `metric()` is the number `is_better` compares.
+template <class R>
+concept ProfilingResult = std::copyable<R> && requires(const R& result) {
+  { result.metric() } -> std::convertible_to<double>;
+  { result.stats } -> std::convertible_to<LatencyStats>;
+};
+
+/// What every profiling result carries: the batch size it was taken at and the full
+/// latency statistics of the timed calls (milliseconds).
+struct BackendProfilingResult {
+  int selected_batch_size = 1;
+  LatencyStats stats{};
+};
+
+/// The result MinLatencyStrategy ranks: latency at batch size 1, in milliseconds (the median
+/// of the timed calls, a statistic the tail of the distribution does not drag).
+struct MinLatencyProfilingResult : BackendProfilingResult {
+  double latency = 0.0;
+
+  MinLatencyProfilingResult() = default;
+  explicit MinLatencyProfilingResult(double latency_ms, LatencyStats latency_stats = {})
+      : BackendProfilingResult{1, latency_stats}, latency(latency_ms) {}
+
+  [[nodiscard]] double metric() const noexcept { return latency; }
+};
+
+/// Serialises the comparable part: `{"latency": 5.0, "selected_batch_size": 1}`.
+inline void to_json(nlohmann::json& json, const MinLatencyProfilingResult& result) {
+  json = nlohmann::json{{"latency", result.latency},
+                        {"selected_batch_size", result.selected_batch_size}};
+}
+
+/// One candidate measured against the baseline: passed when it is at least as fast.
+struct PerfValidationResult {
+  std::string backend;
+  double metric = 0.0;
+  double baseline_metric = 0.0;
+  double speedup = 0.0;
+  bool passed = false;
+};
+
+}  // namespace aitune

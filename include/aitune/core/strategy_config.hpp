@@ -1,0 +1,54 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The switches of a tuning strategy.
+
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/profiling_config.hpp"
+
+#include <utility>
+
+namespace aitune {
+
+class StrategyConfig {
+ public:
+  StrategyConfig() = default;
+
+  /// Profile the baseline (TorchEager) in pre_tune and keep it unless a candidate beats it.
+  /// Off: the best candidate wins whatever the baseline does, and tuning throws when every
+  /// candidate fails.
+  StrategyConfig& enable_performance_validation(bool on) {
+    performance_validation_ = on;
+    return *this;
+  }
+  [[nodiscard]] bool performance_validation() const noexcept { return performance_validation_; }
+
+  /// Compare each candidate's outputs with the baseline's before measuring it.
+  StrategyConfig& enable_correctness_check(bool on) {
+    correctness_check_ = on;
+    return *this;
+  }
+  [[nodiscard]] bool correctness_check() const noexcept { return correctness_check_; }
+
+  StrategyConfig& set_profiling(ProfilingConfig profiling) {
+    profiling_ = std::move(profiling);
+    return *this;
+  }
+  [[nodiscard]] const ProfilingConfig& profiling() const noexcept { return profiling_; }
+
+  /// Where progress and summary lines go (default: standard error).
+  StrategyConfig& set_sink(MessageSink sink) {
+    sink_ = std::move(sink);
+    return *this;
+  }
+  [[nodiscard]] const MessageSink& sink() const noexcept { return sink_; }
+
+ private:
+  bool performance_validation_ = true;
+  bool correctness_check_ = true;
+  ProfilingConfig profiling_{};
+  MessageSink sink_ = stderr_sink();
+};
+
+}  // namespace aitune

@@ -1,0 +1,44 @@
+# Builds and runs tests/consumer against aitune in each way a user can get it.
+set(consumer_src "${CMAKE_CURRENT_SOURCE_DIR}/consumer")
+set(consumer_bin "${CMAKE_CURRENT_BINARY_DIR}/consumer")
+set(install_prefix "${CMAKE_CURRENT_BINARY_DIR}/consumer/install-prefix")
+
+# Forward the build's compiler and where the dependencies were found.
+set(consumer_common_options
+    "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
+    "-DCMAKE_BUILD_TYPE=Release"
+    "-Dfmt_DIR=${fmt_DIR}"
+    "-Dnlohmann_json_DIR=${nlohmann_json_DIR}")
+
+function(aitune_add_consumer_test name)
+  cmake_parse_arguments(arg "" "" "OPTIONS;FIXTURES" ${ARGN})
+  add_test(NAME "packaging: consumer via ${name}"
+           COMMAND "${CMAKE_CTEST_COMMAND}" --build-and-test "${consumer_src}"
+                   "${consumer_bin}/${name}" --build-generator "${CMAKE_GENERATOR}"
+                   --build-options ${consumer_common_options} ${arg_OPTIONS}
+                   --test-command "${consumer_bin}/${name}/consumer")
+  set_tests_properties("packaging: consumer via ${name}" PROPERTIES LABELS packaging)
+  if(arg_FIXTURES)
+    set_tests_properties("packaging: consumer via ${name}" PROPERTIES FIXTURES_REQUIRED
+                                                                      "${arg_FIXTURES}")
+  endif()
+endfunction()
+
+aitune_add_consumer_test("find_package (build tree)"
+                         OPTIONS "-DAITUNE_CONSUME=find_package" "-Daitune_DIR=${PROJECT_BINARY_DIR}")
+
+add_test(NAME "packaging: install tree"
+         COMMAND "${CMAKE_COMMAND}" --install "${PROJECT_BINARY_DIR}" --prefix "${install_prefix}")
+set_tests_properties("packaging: install tree" PROPERTIES FIXTURES_SETUP aitune_install_tree
+                                                          LABELS packaging)
+aitune_add_consumer_test("find_package (install tree)"
+                         OPTIONS "-DAITUNE_CONSUME=find_package"
+                                 "-DCMAKE_PREFIX_PATH=${install_prefix}"
+                         FIXTURES aitune_install_tree)
+
+aitune_add_consumer_test("add_subdirectory"
+                         OPTIONS "-DAITUNE_CONSUME=add_subdirectory"
+                                 "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+aitune_add_consumer_test("FetchContent"
+                         OPTIONS "-DAITUNE_CONSUME=fetchcontent"
+                                 "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

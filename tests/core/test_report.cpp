@@ -1,0 +1,178 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// Results, formatting, the report (table and JSON), messages and the customisation points.
+#include "support/fake_backend.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::testing;
+using Catch::Detail::Approx;
+
+TEST_CASE("MinLatencyProfilingResult is taken at batch size 1 and serialises exactly",
+          "[results]") {
+  const MinLatencyProfilingResult result(5);
+  CHECK(result.selected_batch_size == 1);
+  CHECK(result.latency == 5.0);
+  CHECK(result.metric() == 5.0);
+  const nlohmann::json json = result;
+  CHECK(json == nlohmann::json::parse(R"({"latency": 5.0, "selected_batch_size": 1})"));
+  CHECK(json.size() == 2);
+  CHECK(json["latency"].is_number_float());
+  CHECK(json.dump() == R"({"latency":5.0,"selected_batch_size":1})");
+}
+
+TEST_CASE("Latencies print with 3 decimals and their unit", "[format]") {
+  CHECK(format_ms(5.123) == "5.123 ms");
+  CHECK(format_ms(5.12345) == "5.123 ms");
+  CHECK(format_ms(0.5) == "0.500 ms");
+  CHECK(format_ms(12) == "12.000 ms");
+  CHECK(format_speedup(2.4149) == "2.41x");
+}
+
+TEST_CASE("The logger indents by depth and marks warnings", "[sink]") {
+  SinkRecorder recorder;
+  Logger log(recorder.sink());
+  log.info(0, "top");
+  log.info(2, "nested");
+  log.warn(1, "careful");
+  REQUIRE(recorder.lines->size() == 3);
+  CHECK((*recorder.lines)[0] == "top");
+  CHECK((*recorder.lines)[1] == "    nested");
+  CHECK((*recorder.lines)[2] == "  WARNING: careful");
+  Logger silent(MessageSink{});  // an empty sink is allowed and drops messages
+  silent.info(0, "nothing happens");
+}
+
+TEST_CASE("The report shows every candidate with status, reason, statistics and speedup",
+          "[report]") {
+  FakeModel model;  // baseline 10 ms
+  FakeBehaviour broken{"Broken", {1.0}};
+  broken.fail_build = true;
+  auto strategy = make_strategy(
+      model, {FakeBackend("Fast", 2.0), FakeBackend(broken), FakeBackend("Slow", 20.0)});
+  const auto result = strategy.tune(model, one_sample(), "net");
+  const std::string table = render_table(result.report);
+  CHECK_THAT(table, Catch::StartsWith("Min Latency Strategy - module 'net' (batch size 1)"));
+  CHECK_THAT(table, Catch::Contains("* Fast()") && Catch::Contains("2.000 ms") &&
+                        Catch::Contains("5.00x"));
+  CHECK_THAT(table, Catch::Contains("TorchEager()") && Catch::Contains("baseline") &&
+                        Catch::Contains("10.000 ms"));
+  CHECK_THAT(table, Catch::Contains("build failed") &&
+                        Catch::Contains("#2 Broken(): build failed: scripted build failure"));
+  CHECK_THAT(table, Catch::Contains("0.50x"));
+  CHECK_THAT(table, Catch::EndsWith("selected: Fast()\n"));
+
+  const nlohmann::json json = to_json(result.report);
+  CHECK(json["strategy"] == "Min Latency Strategy");
+  CHECK(json["module"] == "net");
+  CHECK(json["selected"] == "Fast()");
+  CHECK(json["selected_key"] == "fake:Fast");
+  CHECK(json["baseline_selected"] == false);
+  CHECK(json["baseline"]["backend"] == "TorchEager()");
+  CHECK(json["baseline"]["latency_ms"]["median"] == Approx(10.0));
+  REQUIRE(json["candidates"].size() == 3);
+  CHECK(json["candidates"][0]["backend"] == "Fast()");
+  CHECK(json["candidates"][0]["status"] == "ok");
+  CHECK(json["candidates"][0]["selected"] == true);
+  CHECK(json["candidates"][0]["speedup"] == Approx(5.0));
+  CHECK(json["candidates"][0]["latency_ms"]["median"] == Approx(2.0));
+  CHECK(json["candidates"][0]["latency_ms"]["n"] == 20);
+  CHECK(json["candidates"][1]["status"] == "build failed");
+  CHECK(json["candidates"][1]["reason"] == "scripted build failure");
+  CHECK(json["candidates"][1]["latency_ms"].is_null());
+  CHECK(json["candidates"][1]["speedup"].is_null());
+}
+
+TEST_CASE("A report that selects the baseline says so in the table and the JSON", "[report]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}};
+  auto strategy = make_strategy(model, {FakeBackend("Slow", 2.0)});
+  const auto result = strategy.tune(model, one_sample());
+  CHECK_THAT(render_table(result.report), Catch::Contains("selected: TorchEager() (the baseline)"));
+  CHECK(to_json(result.report)["baseline_selected"] == true);
+  CHECK(to_json(result.report)["baseline"]["selected"] == true);
+}
+
+namespace {
+// A backend without check_outputs: its outputs are compared with ==.
+class PlainBackend : public BackendLifecycle<PlainBackend> {
+ public:
+  using model_type = FakeModel;
+  using sample_type = int;
+  using output_type = int;
+  explicit PlainBackend(int bias = 0) : bias_(bias) {}
+  static PlainBackend make_baseline(const FakeModel&) { return PlainBackend(0); }
+  std::string describe() const { return bias_ == 0 ? "Plain()" : "Biased()"; }
+  std::string key() const { return describe(); }
+  void do_build(const FakeModel&, std::span<const int>) {}
+  int do_infer(int x) { return x + bias_; }
+
+ private:
+  int bias_;
+};
+
+// A backend with no baseline customisation and no copy.
+class MoveOnlyBackend : public BackendLifecycle<MoveOnlyBackend> {
+ public:
+  using model_type = FakeModel;
+  using sample_type = double;
+  using output_type = double;
+  MoveOnlyBackend() = default;
+  MoveOnlyBackend(MoveOnlyBackend&&) = default;
+  MoveOnlyBackend& operator=(MoveOnlyBackend&&) = default;
+  MoveOnlyBackend(const MoveOnlyBackend&) = delete;
+  std::string describe() const { return "MoveOnly()"; }
+  std::string key() const { return "move-only"; }
+  void do_build(const FakeModel& model, std::span<const double>) { clock_ = model.clock; }
+  double do_infer(double x) {
+    clock_->advance(1.0);
+    return x;
+  }
+
+ private:
+  std::shared_ptr<VirtualClock> clock_;
+};
+}  // namespace
+
+TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization]") {
+  FakeModel model;
+  MinLatencyStrategy<PlainBackend> strategy(
+      {PlainBackend(1), PlainBackend(0)},
+      StrategyConfig{}
+          .enable_performance_validation(false)
+          .set_sink(null_sink())
+          .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(0, 1))));
+  const std::vector<int> samples{3};
+  const auto result = strategy.tune(model, samples);
+  CHECK(result.report.candidates[0].status == CandidateStatus::incorrect);
+  CHECK(result.report.candidates[0].reason == "output differs from the baseline's");
+  CHECK(result.report.selected == "Plain()");
+  PlainBackend direct(1);
+  int reference = 3;
+  CHECK_FALSE(output_checker<PlainBackend>::check(direct, &reference, 4).passed);
+  CHECK(output_checker<PlainBackend>::check(direct, nullptr, 4).passed);
+}
+
+TEST_CASE("A backend type without a baseline still tunes, with a warning", "[customization]") {
+  static_assert(!baseline_traits<MoveOnlyBackend>::available);
+  static_assert(baseline_traits<FakeBackend>::available);
+  FakeModel model;
+  SinkRecorder sink;
+  std::vector<MoveOnlyBackend> candidates;
+  candidates.emplace_back();
+  MinLatencyStrategy<MoveOnlyBackend, VirtualTimer> strategy(
+      std::move(candidates), StrategyConfig{}.set_sink(sink.sink()), VirtualTimer(model.clock));
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.report.selected == "MoveOnly()");
+  CHECK(sink.contains("defines no baseline"));
+  CHECK(sink.contains("(no baseline latency to compare with)"));
+  SECTION("a backend type that cannot be copied is consumed by the first tune") {
+    CHECK_THROWS_WITH(strategy.tune(model, one_sample()), Catch::Contains("consumed"));
+  }
+}

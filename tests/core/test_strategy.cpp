@@ -1,0 +1,373 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The MinLatencyStrategy flow on fake backends and a virtual clock.
+#include "support/fake_backend.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::testing;
+using Catch::Detail::Approx;
+
+namespace {
+
+StrategyConfig checks_off() {
+  return StrategyConfig{}.enable_performance_validation(false).enable_correctness_check(false);
+}
+
+FakeBackend failing_build(std::string name) {
+  FakeBehaviour behaviour;
+  behaviour.name = std::move(name);
+  behaviour.fail_build = true;
+  return FakeBackend(behaviour);
+}
+
+FakeBackend throwing_on_call(std::string name, std::size_t call, double latency_ms = 1.0) {
+  FakeBehaviour behaviour;
+  behaviour.name = std::move(name);
+  behaviour.latencies_ms = {latency_ms};
+  behaviour.throw_on_call = call;
+  return FakeBackend(behaviour);
+}
+
+FakeBackend wrong_outputs(std::string name, double latency_ms = 1.0) {
+  FakeBehaviour behaviour;
+  behaviour.name = std::move(name);
+  behaviour.latencies_ms = {latency_ms};
+  behaviour.output_offset = 0.5;
+  return FakeBackend(behaviour);
+}
+
+const CandidateReport& entry(const TuneReport& report, std::string_view backend) {
+  for (const auto& candidate : report.candidates) {
+    if (candidate.backend == backend) return candidate;
+  }
+  FAIL("no report entry for " << backend);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("With validation and checks off, the faster of two candidates is selected",
+          "[strategy]") {
+  FakeModel model;
+  auto strategy =
+      make_strategy(model, {FakeBackend("Slow", 5.0), FakeBackend("Fast", 2.0)}, checks_off());
+  auto result = strategy.tune(model, one_sample(), "net");
+  CHECK(result.report.selected == "Fast()");
+  CHECK_FALSE(result.baseline_selected());
+  CHECK(result.backend.describe() == "Fast()");
+  CHECK(result.backend.is_active());
+  CHECK_FALSE(result.report.baseline.has_value());
+  CHECK(strategy.perf_validation_results().empty());
+  CHECK(entry(result.report, "Fast()").selected);
+  CHECK_FALSE(entry(result.report, "Slow()").selected);
+  CHECK(entry(result.report, "Fast()").latency->median == Approx(2.0));
+}
+
+TEST_CASE("With validation on, the baseline is profiled in pre_tune but is not a candidate",
+          "[strategy]") {
+  FakeModel model;  // baseline TorchEager at 10 ms
+  auto strategy = make_strategy(
+      model, {FakeBackend("Frozen", 4.0), FakeBackend("TorchEager", 12.0)});  // user's eager
+  auto result = strategy.tune(model, one_sample());
+  REQUIRE(strategy.baseline_result().has_value());
+  CHECK(strategy.baseline_result()->latency == Approx(10.0));
+  REQUIRE(result.report.baseline.has_value());
+  CHECK(result.report.baseline->backend == "TorchEager()");
+  CHECK(result.report.baseline->latency->median == Approx(10.0));
+  // The user's TorchEager stays an ordinary candidate; the baseline is not added to the list.
+  REQUIRE(result.report.candidates.size() == 2);
+  CHECK(result.report.candidates[1].backend == "TorchEager()");
+  CHECK(result.report.candidates[1].status == CandidateStatus::ok);
+  CHECK(result.report.candidates[1].speedup == Approx(10.0 / 12.0));
+  CHECK(result.report.selected == "Frozen()");
+  CHECK(strategy.perf_validation_results().size() == 2);
+}
+
+TEST_CASE("With validation on, a best candidate slower than the baseline loses to it",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {3.0}};
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)});
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.baseline_selected());
+  CHECK(result.report.selected == "TorchEager()");
+  CHECK(result.report.baseline->selected);
+  CHECK(result.backend.is_active());
+  CHECK(result.backend.infer(1.0) == 2.0);
+  CHECK(result.report.selected_candidate() == nullptr);
+}
+
+TEST_CASE("With validation on, a candidate that ties with the baseline does not displace it",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {4.0}};
+  auto strategy = make_strategy(model, {FakeBackend("Same", 4.0)});
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.baseline_selected());
+  REQUIRE(strategy.perf_validation_results().size() == 1);
+  CHECK(strategy.perf_validation_results()[0].speedup == Approx(1.0));
+  CHECK(strategy.perf_validation_results()[0].passed);  // speedup >= 1
+}
+
+TEST_CASE("With validation on and every candidate failing, the baseline is selected and works",
+          "[strategy]") {
+  FakeModel model;
+  auto strategy =
+      make_strategy(model, {failing_build("A"), wrong_outputs("B"), throwing_on_call("C", 5)});
+  auto result = strategy.tune(model, one_sample(), "net");
+  CHECK(result.baseline_selected());
+  CHECK(result.report.selected == "TorchEager()");
+  CHECK(result.backend.state() == BackendState::active);
+  CHECK(result.backend.infer(3.0) == 6.0);
+  CHECK(strategy.perf_validation_results().empty());
+}
+
+TEST_CASE("With validation off, the best candidate wins even if the baseline is faster",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}};
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)},
+                                StrategyConfig{}.enable_performance_validation(false));
+  auto result = strategy.tune(model, one_sample());
+  CHECK_FALSE(result.baseline_selected());
+  CHECK(result.report.selected == "B()");
+  CHECK_FALSE(strategy.baseline_result().has_value());
+  CHECK(strategy.perf_validation_results().empty());
+  // The baseline was still built for its reference outputs, but not measured.
+  REQUIRE(result.report.baseline.has_value());
+  CHECK_FALSE(result.report.baseline->latency.has_value());
+}
+
+TEST_CASE("With validation off and every candidate failing, tune throws and lists them",
+          "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {failing_build("A"), wrong_outputs("B")},
+                                StrategyConfig{}.enable_performance_validation(false));
+  CHECK_THROWS_AS(strategy.tune(model, one_sample()), NoCorrectBackendError);
+  CHECK_THROWS_WITH(strategy.tune(model, one_sample(), "net"),
+                    Catch::Contains("no correct backend was found") && Catch::Contains("net") &&
+                        Catch::Contains("A(): build failed: scripted build failure") &&
+                        Catch::Contains("B(): incorrect"));
+  try {
+    (void)strategy.tune(model, one_sample());
+  } catch (const Error& error) {  // the root of the hierarchy catches it
+    SUCCEED(error.what());
+  }
+}
+
+TEST_CASE("A baseline that fails to build is a warning; tuning goes on with the candidates",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, true, std::nullopt, 0.0};
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)}, {}, &sink);
+  auto result = strategy.tune(model, one_sample());
+  CHECK(sink.contains("WARNING: baseline TorchEager() failed to build"));
+  CHECK(result.report.selected == "B()");
+  CHECK_FALSE(strategy.baseline_result().has_value());
+  CHECK(strategy.perf_validation_results().empty());
+  REQUIRE(result.report.baseline.has_value());
+  CHECK(result.report.baseline->status == CandidateStatus::build_failed);
+  CHECK_FALSE(entry(result.report, "B()").speedup.has_value());
+}
+
+TEST_CASE("A baseline that fails to measure is a warning; tuning goes on with the candidates",
+          "[strategy]") {
+  FakeModel model;
+  // Call 1 computes the reference output; call 3 is inside the warm-up.
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 3, 0.0};
+  SinkRecorder sink;
+  auto strategy =
+      make_strategy(model, {FakeBackend("A", 5.0), wrong_outputs("Wrong", 0.1)}, {}, &sink);
+  auto result = strategy.tune(model, one_sample());
+  CHECK(sink.contains("WARNING: baseline TorchEager() failed to measure"));
+  CHECK(result.report.baseline->status == CandidateStatus::measure_failed);
+  CHECK_THAT(result.report.baseline->reason, Catch::Contains("scripted failure on call 3"));
+  // The reference outputs survived, so the wrong candidate is still caught.
+  CHECK(entry(result.report, "Wrong()").status == CandidateStatus::incorrect);
+  CHECK(result.report.selected == "A()");
+  CHECK_FALSE(result.baseline_selected());
+}
+
+TEST_CASE("A candidate that throws in build is marked failed and the others are unaffected",
+          "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {failing_build("Broken"), FakeBackend("Good", 2.0)});
+  auto result = strategy.tune(model, one_sample());
+  const auto& broken = entry(result.report, "Broken()");
+  CHECK(broken.status == CandidateStatus::build_failed);
+  CHECK(broken.reason == "scripted build failure");
+  CHECK_FALSE(broken.latency.has_value());
+  CHECK(entry(result.report, "Good()").status == CandidateStatus::ok);
+  CHECK(result.report.selected == "Good()");
+}
+
+TEST_CASE("A candidate that throws in the correctness check is marked incorrect", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {throwing_on_call("Flaky", 1), FakeBackend("Good", 2.0)});
+  auto result = strategy.tune(model, one_sample());
+  const auto& flaky = entry(result.report, "Flaky()");
+  CHECK(flaky.status == CandidateStatus::incorrect);
+  CHECK_THAT(flaky.reason,
+             Catch::Contains("correctness check") && Catch::Contains("scripted failure on call 1"));
+  CHECK(result.report.selected == "Good()");
+}
+
+TEST_CASE("A candidate with wrong outputs is rejected by the correctness check", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {wrong_outputs("Wrong", 0.5), FakeBackend("Good", 2.0)});
+  const std::vector<double> samples{1.0, 2.0};
+  auto result = strategy.tune(model, samples);
+  const auto& wrong = entry(result.report, "Wrong()");
+  CHECK(wrong.status == CandidateStatus::incorrect);
+  CHECK(wrong.reason == "sample 0: max abs error 0.5");
+  CHECK(result.report.selected == "Good()");
+}
+
+TEST_CASE("A candidate that throws during measurement is marked failed and left deactivated",
+          "[strategy]") {
+  FakeModel model;
+  // Call 1 is the correctness check; call 15 lies in the timed calls (10 warm-up from call 2).
+  auto strategy =
+      make_strategy(model, {throwing_on_call("Dies", 15, 0.5), FakeBackend("Good", 2.0)});
+  auto result = strategy.tune(model, one_sample());
+  const auto& dies = entry(result.report, "Dies()");
+  CHECK(dies.status == CandidateStatus::measure_failed);
+  CHECK(dies.reason == "scripted failure on call 15");
+  CHECK(result.report.selected == "Good()");
+}
+
+TEST_CASE("Failed and losing candidates are left deactivated; the winner stays active",
+          "[strategy]") {
+  FakeModel model;
+  auto events = std::make_shared<std::vector<std::string>>();
+  FakeBehaviour first{"First", {3.0}};
+  FakeBehaviour broken{"Broken", {1.0}};
+  broken.fail_build = true;
+  FakeBehaviour best{"Best", {1.0}};
+  FakeBehaviour later{"Later", {2.0}};
+  for (FakeBehaviour* behaviour : {&first, &broken, &best, &later})
+    behaviour->events = events;
+  auto strategy = make_strategy(
+      model, {FakeBackend(first), FakeBackend(broken), FakeBackend(best), FakeBackend(later)});
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.report.selected == "Best()");
+  CHECK(result.backend.is_active());
+  CHECK(*events ==
+        std::vector<std::string>{"Broken: deactivate", "First: deactivate", "Later: deactivate"});
+}
+
+TEST_CASE("perf_validation_results hold one entry per profiled candidate", "[strategy]") {
+  FakeModel model;  // baseline 10 ms
+  auto strategy = make_strategy(
+      model, {FakeBackend("Half", 5.0), FakeBackend("Slower", 20.0), failing_build("Broken")});
+  (void)strategy.tune(model, one_sample());
+  const auto& results = strategy.perf_validation_results();
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].backend == "Half()");
+  CHECK(results[0].metric == Approx(5.0));
+  CHECK(results[0].baseline_metric == Approx(10.0));
+  CHECK(results[0].speedup == Approx(2.0));
+  CHECK(results[0].passed);
+  CHECK(results[1].backend == "Slower()");
+  CHECK(results[1].speedup == Approx(0.5));
+  CHECK_FALSE(results[1].passed);
+
+  SECTION("pre_tune clears the results of an earlier run") {
+    (void)strategy.tune(model, one_sample());
+    CHECK(strategy.perf_validation_results().size() == 2);
+  }
+}
+
+TEST_CASE("perf_validation_results get no entry for a metric that is not positive", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("Instant", 0.0), FakeBackend("Half", 5.0)});
+  auto result = strategy.tune(model, one_sample());
+  REQUIRE(strategy.perf_validation_results().size() == 1);
+  CHECK(strategy.perf_validation_results()[0].backend == "Half()");
+  CHECK_FALSE(entry(result.report, "Instant()").speedup.has_value());
+}
+
+TEST_CASE("The strategy profiles at batch size 1 whatever was configured", "[strategy]") {
+  FakeModel model;
+  auto config = StrategyConfig{}.set_profiling(ProfilingConfig{}.set_batch_sizes({1, 8, 32}));
+  auto strategy = make_strategy(model, {FakeBackend("A", 1.0)}, config);
+  CHECK(strategy.config().profiling().batch_sizes() == std::vector<int>{1, 8, 32});
+  CHECK(strategy.profiling_config().batch_sizes() == std::vector<int>{1});
+  const auto result = MinLatencyProfilingResult(2.0);
+  CHECK(result.selected_batch_size == 1);
+}
+
+TEST_CASE("describe() names the strategy and lists every candidate", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("A", 1.0), FakeBackend("B", 2.0)});
+  const std::string text = strategy.describe();
+  CHECK_THAT(text, Catch::StartsWith("name: Min Latency Strategy"));
+  CHECK_THAT(text, Catch::Contains("1. A()") && Catch::Contains("2. B()"));
+  CHECK_THAT(text, Catch::Contains("stop rule: NumSteps(warmup=10, measured=20)"));
+  CHECK_THAT(text, Catch::Contains("batch sizes: [1]"));
+}
+
+TEST_CASE("After tuning, the sink gets a speedup line with both latencies", "[strategy]") {
+  FakeModel model;  // baseline 10 ms
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("Quick", 2.5)}, {}, &sink);
+  (void)strategy.tune(model, one_sample(), "resnet");
+  CHECK(sink.contains(
+      "resnet: selected Quick() at 2.500 ms, 4.00x faster than the baseline TorchEager() at "
+      "10.000 ms"));
+  // Progress is indented by depth.
+  CHECK(sink.contains("  [1/1] Quick()"));
+  CHECK(sink.contains("    latency: 2.500 ms (4.00x vs baseline)"));
+}
+
+TEST_CASE("When the baseline wins, the sink says so with its description and latency",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.25}};
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("Slow", 2.0)}, {}, &sink);
+  (void)strategy.tune(model, one_sample(), "net");
+  CHECK(sink.contains("Baseline was selected: TorchEager() at 1.250 ms"));
+}
+
+TEST_CASE("A latency that never settles under StableWindow fails that candidate only",
+          "[strategy]") {
+  FakeModel model;
+  FakeBehaviour jumpy;
+  jumpy.name = "Jumpy";
+  jumpy.latencies_ms = {1.0, 5.0};
+  auto config = StrategyConfig{}.set_profiling(ProfilingConfig{}.set_stop_rule(StableWindow()));
+  auto strategy = make_strategy(model, {FakeBackend(jumpy), FakeBackend("Steady", 2.0)}, config);
+  auto result = strategy.tune(model, one_sample());
+  CHECK(entry(result.report, "Jumpy()").status == CandidateStatus::measure_failed);
+  CHECK_THAT(entry(result.report, "Jumpy()").reason, Catch::Contains("never became stable"));
+  CHECK(entry(result.report, "Steady()").latency->n == 20);
+  CHECK(result.report.selected == "Steady()");
+}
+
+TEST_CASE("Tuning twice starts from fresh copies of the candidates", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("A", 1.0)});
+  auto first = strategy.tune(model, one_sample());
+  auto second = strategy.tune(model, one_sample());
+  CHECK(first.report.selected == "A()");
+  CHECK(second.report.selected == "A()");
+  CHECK(first.backend.calls() == second.backend.calls());
+}
+
+TEST_CASE("Bad input to the strategy is rejected with a clear error", "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("A", 1.0)});
+  CHECK_THROWS_WITH(strategy.tune(model, std::vector<double>{}),
+                    Catch::Contains("at least one batch-size-1 sample"));
+  FakeBackend built("Built", 1.0);
+  built.build(model, one_sample());
+  CHECK_THROWS_WITH(make_strategy(model, {built}),
+                    Catch::Contains("Built()") && Catch::Contains("unbuilt"));
+}

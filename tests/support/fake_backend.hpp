@@ -1,0 +1,137 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Fake backends for the core tests: each "call" advances a shared VirtualClock by a scripted
+// latency, so strategy tests are deterministic and take microseconds.
+
+#include <aitune/aitune.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune::testing {
+
+/// How one fake backend behaves.
+struct FakeBehaviour {
+  std::string name = "Fake";
+  std::vector<double> latencies_ms{1.0};  ///< cycled, one per call
+  bool fail_build = false;
+  std::optional<std::size_t> throw_on_call{};  ///< 1-based infer call that throws
+  double output_offset = 0.0;                  ///< non-zero: wrong outputs
+  /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
+  std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
+};
+
+/// The "model": the clock the backends advance and how the baseline behaves.
+struct FakeModel {
+  std::shared_ptr<VirtualClock> clock = std::make_shared<VirtualClock>();
+  std::optional<FakeBehaviour> baseline = FakeBehaviour{"TorchEager", {10.0}};
+};
+
+class FakeBackend : public BackendLifecycle<FakeBackend> {
+ public:
+  using model_type = FakeModel;
+  using sample_type = double;
+  using output_type = double;
+
+  explicit FakeBackend(FakeBehaviour behaviour) : behaviour_(std::move(behaviour)) {}
+  FakeBackend(std::string name, double latency_ms) : behaviour_{} {
+    behaviour_.name = std::move(name);
+    behaviour_.latencies_ms = {latency_ms};
+  }
+
+  /// The customisation point the strategy uses to obtain the baseline.
+  static FakeBackend make_baseline(const FakeModel& model) {
+    if (!model.baseline) throw std::runtime_error("this fake model has no baseline");
+    return FakeBackend(*model.baseline);
+  }
+
+  /// Outputs must equal the reference within 1e-9.
+  static OutputCheck check_outputs(const FakeBackend&, const double* reference, double actual) {
+    if (!std::isfinite(actual)) return OutputCheck::failed("output is not finite");
+    if (reference != nullptr && std::abs(*reference - actual) > 1e-9) {
+      return OutputCheck::failed(
+          fmt::format("max abs error {:.3g}", std::abs(*reference - actual)));
+    }
+    return OutputCheck::ok();
+  }
+
+  [[nodiscard]] std::string describe() const { return behaviour_.name + "()"; }
+  [[nodiscard]] std::string key() const { return "fake:" + behaviour_.name; }
+  [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  [[nodiscard]] std::size_t deactivations() const noexcept { return deactivations_; }
+  [[nodiscard]] const std::vector<std::string>& events() const { return *behaviour_.events; }
+
+ private:
+  friend class BackendLifecycle<FakeBackend>;
+
+  void do_build(const FakeModel& model, std::span<const double>) {
+    if (behaviour_.fail_build) throw std::runtime_error("scripted build failure");
+    clock_ = model.clock;
+  }
+
+  double do_infer(double sample) {
+    ++calls_;
+    if (behaviour_.throw_on_call && calls_ == *behaviour_.throw_on_call) {
+      throw std::runtime_error(fmt::format("scripted failure on call {}", calls_));
+    }
+    const auto& latencies = behaviour_.latencies_ms;
+    clock_->advance(latencies[(calls_ - 1) % latencies.size()]);
+    return 2.0 * sample + behaviour_.output_offset;
+  }
+
+  void do_activate() { behaviour_.events->push_back(behaviour_.name + ": activate"); }
+  void do_deactivate() {
+    ++deactivations_;
+    behaviour_.events->push_back(behaviour_.name + ": deactivate");
+  }
+
+  FakeBehaviour behaviour_;
+  std::shared_ptr<VirtualClock> clock_;
+  std::size_t calls_ = 0;
+  std::size_t deactivations_ = 0;
+};
+
+static_assert(Backend<FakeBackend>);
+
+/// Collects sink lines for assertions.
+struct SinkRecorder {
+  std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
+
+  [[nodiscard]] MessageSink sink() const {
+    return [lines = lines](std::string_view line) { lines->emplace_back(line); };
+  }
+  [[nodiscard]] bool contains(std::string_view needle) const {
+    for (const auto& line : *lines) {
+      if (line.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+  [[nodiscard]] std::string all() const { return fmt::format("{}", fmt::join(*lines, "\n")); }
+};
+
+using FakeStrategy = MinLatencyStrategy<FakeBackend, VirtualTimer>;
+
+/// A strategy over `candidates` on the model's virtual clock, recording messages.
+inline FakeStrategy make_strategy(const FakeModel& model, std::vector<FakeBackend> candidates,
+                                  StrategyConfig config = {}, SinkRecorder* recorder = nullptr) {
+  config.set_sink(recorder ? recorder->sink() : null_sink());
+  return FakeStrategy(std::move(candidates), std::move(config), VirtualTimer(model.clock));
+}
+
+inline const std::vector<double>& one_sample() {
+  static const std::vector<double> samples{1.5};
+  return samples;
+}
+
+}  // namespace aitune::testing

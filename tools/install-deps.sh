@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages aitune-cpp needs to build, test and tune real models.
+# Runs apt-get only when something is missing; needs root (uses sudo when not root).
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build git clang-format  # toolchain
+  libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "aitune: installing Debian packages: ${missing[*]}"
+run_as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then
+    run_as_root=(sudo)
+  else
+    echo "aitune: these packages are missing and installing them needs root: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+"${run_as_root[@]}" apt-get update
+"${run_as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"
