@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build git clang-format  # toolchain
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
+  libtorch-dev                             # the LibTorch layer (1.13, CPU)
+  python3-torch python3-torchvision        # to trace real models at set-up (random weights)
 )
 
 missing=()

@@ -1,0 +1,71 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Small helpers shared by the benchmark programs: JSON output written atomically, and a
+// distribution-free confidence interval of a median.
+
+#include <aitune/aitune.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace aitune::bench {
+
+/// Writes `json` to `path` through a temporary file and a rename.
+inline void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
+  const auto temporary = std::filesystem::path(path.string() + ".tmp");
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << json.dump(2) << "\n";
+    if (!out) throw Error(fmt::format("cannot write '{}'", temporary.string()));
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+/// The machine, as far as a program can tell, for every benchmark's JSON.
+inline nlohmann::json machine_json() {
+  std::string cpu = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return {{"cpu", cpu}, {"hardware_threads", std::thread::hardware_concurrency()}};
+}
+
+/// The order statistics bounding the median of n values with at least 95 % confidence
+/// (binomial, normal approximation with a continuity margin): 0-based ranks [lo, hi].
+inline std::pair<std::size_t, std::size_t> median_ci_ranks(std::size_t n) {
+  if (n < 6) return {0, n == 0 ? 0 : n - 1};
+  const double half_width = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
+  const auto lo = static_cast<std::size_t>(
+      std::max(0.0, std::floor(static_cast<double>(n) / 2.0 - half_width - 0.5)));
+  const auto hi = std::min(
+      n - 1, static_cast<std::size_t>(std::ceil(static_cast<double>(n) / 2.0 + half_width)));
+  return {lo, hi};
+}
+
+struct MedianWithInterval {
+  double median = 0.0;
+  double low = 0.0;
+  double high = 0.0;
+};
+
+inline MedianWithInterval median_with_interval(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const auto [lo, hi] = median_ci_ranks(values.size());
+  return {quantile_of_sorted(values, 0.5), values[lo], values[hi]};
+}
+
+}  // namespace aitune::bench

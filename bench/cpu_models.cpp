@@ -1,0 +1,116 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Tunes real models (traced by tools/make_models.py) with the default candidates and prints,
+// per model, each backend's median and p90 latency, its speedup over TorchEager, the selected
+// backend and the tuning wall time; writes the same as JSON.
+//
+// usage: aitune-bench-models [--models-dir DIR] [--json FILE] [--device cpu|cuda] [model ...]
+#include "bench_common.hpp"
+#include <aitune/torch.hpp>
+
+#include <ATen/Parallel.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<aitune::lt::InputSpec> read_shapes(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw aitune::Error(fmt::format("cannot read '{}'", file.string()));
+  std::vector<aitune::lt::InputSpec> specs;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) specs.push_back(aitune::lt::parse_input_spec(line));
+  }
+  return specs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace aitune;
+  std::filesystem::path models_dir = "models";
+  std::filesystem::path json_path = "bench_models.json";
+  std::string device_name = "cpu";
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--models-dir" && has_value) {
+      models_dir = argv[++i];
+    } else if (arg == "--json" && has_value) {
+      json_path = argv[++i];
+    } else if (arg == "--device" && has_value) {
+      device_name = argv[++i];
+    } else if (arg.starts_with("-")) {
+      fmt::print(stderr, "usage: {} [--models-dir DIR] [--json FILE] [--device D] [model ...]\n",
+                 argv[0]);
+      return 2;
+    } else {
+      names.push_back(arg);
+    }
+  }
+  if (names.empty()) {
+    names = {"resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
+             "transformer_encoder"};
+  }
+
+  try {
+    const c10::Device device = lt::parse_device(device_name);
+    nlohmann::json results = nlohmann::json::array();
+    std::string table;
+    for (const auto& name : names) {
+      const lt::Model model = lt::load_model(models_dir / (name + ".pt"), device);
+      const std::vector<lt::Sample> samples{
+          lt::make_random_sample(read_shapes(models_dir / (name + ".shape")), device, 0)};
+      const auto start = std::chrono::steady_clock::now();
+      const lt::TunedModule tuned = lt::tune(model, samples, lt::default_candidates(device),
+                                             StrategyConfig{}.set_sink(null_sink()), name);
+      const double tuning_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const TuneReport& report = tuned.report();
+
+      table +=
+          fmt::format("\n{} (selected {}, tuning {:.1f} s)\n", name, report.selected, tuning_s);
+      table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>10}\n", "backend", "status", "median",
+                           "p90", "speedup");
+      const auto row = [&](const CandidateReport& c) {
+        table +=
+            fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>10}\n", (c.selected ? "* " : "") + c.backend,
+                        to_string(c.status), c.latency ? format_ms(c.latency->median) : "-",
+                        c.latency ? format_ms(c.latency->p90) : "-",
+                        c.speedup ? format_speedup(*c.speedup) : "-");
+      };
+      if (report.baseline) row(*report.baseline);
+      for (const auto& candidate : report.candidates)
+        row(candidate);
+      fmt::print(stderr, "{}: selected {} ({:.1f} s)\n", name, report.selected, tuning_s);
+
+      nlohmann::json entry = to_json(report);
+      entry["tuning_wall_s"] = tuning_s;
+      results.push_back(entry);
+    }
+    fmt::print("aitune-bench-models on {} ({} hardware threads, LibTorch {}.{}, {} intra-op "
+               "threads), NumSteps(10 warm-up, 20 timed)\n{}",
+               bench::machine_json()["cpu"].get<std::string>(), std::thread::hardware_concurrency(),
+               TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, at::get_num_threads(), table);
+    nlohmann::json json{
+        {"benchmark", "models"},
+        {"machine", bench::machine_json()},
+        {"device", device.str()},
+        {"libtorch", fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)},
+        {"intra_op_threads", at::get_num_threads()},
+        {"models", results}};
+    bench::write_json(json_path, json);
+    fmt::print("\nJSON written to {}\n", json_path.string());
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "aitune-bench-models: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,237 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+//
+// aitune-tune: tunes a TorchScript model file on random batch-size-1 inputs and prints the
+// report. Exit codes: 0 success, 2 usage error (with the usage text), 1 any other failure.
+#include <aitune/torch.hpp>
+
+#include <ATen/Parallel.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr std::string_view usage_text =
+    R"(usage: aitune-tune MODEL.pt --input SHAPE [--input SHAPE ...] [options]
+
+Tunes a TorchScript model for the lowest latency at batch size 1 and prints the report.
+
+  --input SHAPE        one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values:
+                       floats ~ N(0,1), integers in [0, 100)); repeat for several arguments
+  --device DEVICE      cpu (default), cuda or cuda:N
+  --backends LIST      comma-separated candidates (default: frozen,optimized,channels_last,bf16
+                       and fp16 on CUDA); known: eager, frozen, optimized, channels_last, bf16,
+                       fp16, perturbed (a canary the correctness check must reject)
+  --samples N          random samples to tune and check on (default 1)
+  --stable             measure until latency is stable (StableWindow) instead of 10+20 calls
+  --no-validation      do not fall back to TorchEager when no candidate beats it
+  --json FILE          also write the report as JSON (schema in README.md)
+  --help               this text
+)";
+
+/// A mistake in the command line: exit code 2 with the usage text.
+struct UsageError {
+  std::string message;
+};
+
+constexpr std::string_view known_backends[] = {"eager", "frozen", "optimized", "channels_last",
+                                               "bf16",  "fp16",   "perturbed"};
+
+struct Options {
+  std::filesystem::path model;
+  std::vector<aitune::lt::InputSpec> inputs;
+  std::string device = "cpu";
+  std::vector<std::string> backends;  ///< empty: the default candidates for the device
+  int samples = 1;
+  bool stable = false;
+  bool validation = true;
+  std::optional<std::filesystem::path> json;
+};
+
+Options parse_arguments(int argc, char** argv) {
+  Options options;
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) throw UsageError{"no model given"};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= args.size()) throw UsageError{fmt::format("{} needs a value", arg)};
+      return args[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      throw UsageError{};
+    } else if (arg == "--input") {
+      try {
+        options.inputs.push_back(aitune::lt::parse_input_spec(value()));
+      } catch (const aitune::ConfigError& error) {
+        throw UsageError{error.what()};
+      }
+    } else if (arg == "--device") {
+      options.device = value();
+    } else if (arg == "--backends") {
+      std::string_view rest = value();
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const std::string_view name = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (std::find(std::begin(known_backends), std::end(known_backends), name) ==
+            std::end(known_backends)) {
+          throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
+        }
+        options.backends.emplace_back(name);
+      }
+      if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
+    } else if (arg == "--samples") {
+      const std::string text(value());
+      char* end = nullptr;
+      const long count = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || count < 1 || count > 1000) {
+        throw UsageError{fmt::format("--samples must be a count from 1 to 1000, got '{}'", text)};
+      }
+      options.samples = static_cast<int>(count);
+    } else if (arg == "--stable") {
+      options.stable = true;
+    } else if (arg == "--no-validation") {
+      options.validation = false;
+    } else if (arg == "--json") {
+      options.json = std::filesystem::path(value());
+    } else if (arg.starts_with("-")) {
+      throw UsageError{fmt::format("unknown option {}", arg)};
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      throw UsageError{
+          fmt::format("more than one model given ('{}' and '{}')", options.model.string(), arg)};
+    }
+  }
+  if (options.model.empty()) throw UsageError{"no model given"};
+  if (options.inputs.empty()) throw UsageError{"give at least one --input SHAPE"};
+  return options;
+}
+
+std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
+                                                    c10::Device device) {
+  using namespace aitune::lt;
+  if (names.empty()) return default_candidates(device);
+  std::vector<AnyBackend> candidates;
+  for (const auto& name : names) {
+    if (name == "eager") candidates.emplace_back(TorchEager());
+    if (name == "frozen") candidates.emplace_back(TorchScriptFrozen());
+    if (name == "optimized") candidates.emplace_back(TorchScriptOptimized());
+    if (name == "channels_last") candidates.emplace_back(ChannelsLast());
+    if (name == "bf16") candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::BFloat16));
+    if (name == "fp16") candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::Half));
+    if (name == "perturbed") candidates.emplace_back(PerturbedOutputs(TorchScriptFrozen()));
+  }
+  return candidates;
+}
+
+/// Writes `text` to `path` through a temporary file, so a failure never leaves half a file.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  const auto temporary = std::filesystem::path(path.string() + ".tmp");
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw aitune::Error(fmt::format("cannot write '{}'", temporary.string()));
+    out << text;
+    out.flush();
+    if (!out) throw aitune::Error(fmt::format("cannot write '{}'", temporary.string()));
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw aitune::Error(fmt::format("cannot write '{}'", path.string()));
+  }
+}
+
+int run(const Options& options) {
+  using namespace aitune;
+  const c10::Device device = lt::parse_device(options.device);
+  const lt::Model model = lt::load_model(options.model, device);
+  std::vector<lt::Sample> samples;
+  for (int i = 0; i < options.samples; ++i) {
+    samples.push_back(lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));
+  }
+  std::vector<std::string> shapes;
+  for (const auto& input : options.inputs)
+    shapes.push_back(input.describe());
+
+  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
+  // should not surface as every candidate failing in turn.
+  try {
+    lt::TorchEager probe;
+    probe.build(model, samples);
+  } catch (const std::exception& error) {
+    throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
+                            fmt::join(shapes, " "), lt::detail::summarize_error(error)));
+  }
+
+  ProfilingConfig profiling;
+  if (options.stable) profiling.set_stop_rule(StableWindow());
+  const auto config = StrategyConfig{}
+                          .enable_performance_validation(options.validation)
+                          .set_profiling(profiling)
+                          .set_sink(stderr_sink());
+  const std::string name = options.model.stem().string();
+  const lt::TunedModule tuned =
+      lt::tune(model, samples, make_candidates(options.backends, device), config, name);
+  const TuneReport& report = tuned.report();
+
+  fmt::print("\n{}", render_table(report));
+  const CandidateReport* selected = report.selected_candidate();
+  if (report.baseline_selected) {
+    fmt::print("selected {}: no candidate beat TorchEager\n", report.selected);
+  } else if (selected != nullptr && selected->speedup) {
+    fmt::print("selected {}: {} faster than TorchEager\n", report.selected,
+               format_speedup(*selected->speedup));
+  } else {
+    fmt::print("selected {} (TorchEager was not measured)\n", report.selected);
+  }
+
+  if (options.json) {
+    nlohmann::json json = to_json(report);
+    json["environment"] = {
+        {"model", options.model.string()},
+        {"inputs", shapes},
+        {"device", device.str()},
+        {"libtorch", fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)},
+        {"intra_op_threads", at::get_num_threads()},
+        {"hardware_threads", std::thread::hardware_concurrency()}};
+    write_atomically(*options.json, json.dump(2) + "\n");
+    fmt::print(stderr, "report written to {}\n", options.json->string());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options options = parse_arguments(argc, argv);
+    return run(options);
+  } catch (const UsageError& error) {
+    if (error.message.empty()) {
+      fmt::print("{}", usage_text);
+      return 0;
+    }
+    fmt::print(stderr, "aitune-tune: {}\n\n{}", error.message, usage_text);
+    return 2;
+  } catch (const aitune::Error& error) {  // our messages are written for people already
+    fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
+    return 1;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "aitune-tune: error: {}\n", aitune::lt::detail::summarize_error(error));
+    return 1;
+  }
+}

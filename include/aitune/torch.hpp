@@ -1,0 +1,19 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The core plus the LibTorch layer (namespace aitune::lt): TorchScript backends, the output
+/// comparison, AnyBackend, TunedModule. Link LibTorch (`${TORCH_LIBRARIES}`) to use it.
+
+#include "aitune/aitune.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/compare_outputs.hpp"
+#include "aitune/torch/config.hpp"
+#include "aitune/torch/dtypes.hpp"
+#include "aitune/torch/inputs.hpp"
+#include "aitune/torch/model.hpp"
+#include "aitune/torch/perturbed.hpp"
+#include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/tune.hpp"
+#include "aitune/torch/tuned_module.hpp"

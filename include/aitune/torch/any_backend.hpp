@@ -1,0 +1,141 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// AnyBackend: one type for every LibTorch backend, so a single MinLatencyStrategy can hold
+/// different kinds (TorchScript variants, CUDA graphs, AOTInductor packages, your own).
+
+#include "aitune/core/backend.hpp"
+#include "aitune/core/customization.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/torch/compare_outputs.hpp"
+#include "aitune/torch/model.hpp"
+#include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/tolerance.hpp"
+
+#include <fmt/format.h>
+
+#include <concepts>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace aitune::lt {
+
+/// A Backend over the LibTorch model, sample and output types.
+template <class B>
+concept TorchBackend = Backend<B> && std::same_as<typename B::model_type, Model> &&
+    std::same_as<typename B::sample_type, Sample> &&
+    std::same_as<typename B::output_type, c10::IValue>;
+
+class AnyBackend {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  /// Wraps any LibTorch backend. Optional members it may have: `output_policy()` (default:
+  /// float32 tolerances) and `thread_safe()` (default: false, so TunedModule serialises calls).
+  template <class B>
+  requires(!std::same_as<std::remove_cvref_t<B>, AnyBackend> && TorchBackend<B>)
+      AnyBackend(B backend)  // NOLINT(google-explicit-constructor): wrapping is the point
+      : impl_(std::make_unique<Holder<B>>(std::move(backend))) {}
+
+  /// Copies an unbuilt backend (the strategy copies its candidates before each tune). Throws
+  /// when the wrapped type cannot be copied.
+  AnyBackend(const AnyBackend& other) : impl_(other.impl_->clone()) {}
+  AnyBackend& operator=(const AnyBackend& other) {
+    if (this != &other) impl_ = other.impl_->clone();
+    return *this;
+  }
+  AnyBackend(AnyBackend&&) noexcept = default;
+  AnyBackend& operator=(AnyBackend&&) noexcept = default;
+  ~AnyBackend() = default;
+
+  [[nodiscard]] static AnyBackend make_baseline(const Model&) { return AnyBackend(TorchEager()); }
+
+  [[nodiscard]] static OutputCheck check_outputs(const AnyBackend& candidate,
+                                                 const c10::IValue* reference,
+                                                 const c10::IValue& actual) {
+    return compare_outputs(reference, actual, candidate.output_policy());
+  }
+
+  void build(const Model& model, std::span<const Sample> samples) { impl_->build(model, samples); }
+  c10::IValue infer(const Sample& sample) { return impl_->infer(sample); }
+  void activate() { impl_->activate(); }
+  void deactivate() { impl_->deactivate(); }
+  [[nodiscard]] BackendState state() const { return impl_->state(); }
+  [[nodiscard]] bool is_active() const { return state() == BackendState::active; }
+  [[nodiscard]] std::string describe() const { return impl_->describe(); }
+  [[nodiscard]] std::string key() const { return impl_->key(); }
+  [[nodiscard]] OutputPolicy output_policy() const { return impl_->output_policy(); }
+  [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
+
+  /// The wrapped backend, if it is a `B` (else null).
+  template <class B>
+  [[nodiscard]] B* target() noexcept {
+    auto* holder = dynamic_cast<Holder<B>*>(impl_.get());
+    return holder ? &holder->backend : nullptr;
+  }
+
+ private:
+  struct Interface {
+    virtual ~Interface() = default;
+    virtual std::unique_ptr<Interface> clone() const = 0;
+    virtual void build(const Model& model, std::span<const Sample> samples) = 0;
+    virtual c10::IValue infer(const Sample& sample) = 0;
+    virtual void activate() = 0;
+    virtual void deactivate() = 0;
+    virtual BackendState state() const = 0;
+    virtual std::string describe() const = 0;
+    virtual std::string key() const = 0;
+    virtual OutputPolicy output_policy() const = 0;
+    virtual bool thread_safe() const = 0;
+  };
+
+  template <class B>
+  struct Holder final : Interface {
+    explicit Holder(B value) : backend(std::move(value)) {}
+
+    std::unique_ptr<Interface> clone() const override {
+      if constexpr (std::copy_constructible<B>) {
+        return std::make_unique<Holder>(backend);
+      } else {
+        throw Error(fmt::format("{} cannot be copied (its type is move-only)", backend.describe()));
+      }
+    }
+    void build(const Model& model, std::span<const Sample> samples) override {
+      backend.build(model, samples);
+    }
+    c10::IValue infer(const Sample& sample) override { return backend.infer(sample); }
+    void activate() override { backend.activate(); }
+    void deactivate() override { backend.deactivate(); }
+    BackendState state() const override { return backend.state(); }
+    std::string describe() const override { return backend.describe(); }
+    std::string key() const override { return backend.key(); }
+    OutputPolicy output_policy() const override {
+      if constexpr (requires { backend.output_policy(); }) {
+        return backend.output_policy();
+      } else {
+        return OutputPolicy{};
+      }
+    }
+    bool thread_safe() const override {
+      if constexpr (requires { backend.thread_safe(); }) {
+        return backend.thread_safe();
+      } else {
+        return false;
+      }
+    }
+
+    B backend;
+  };
+
+  std::unique_ptr<Interface> impl_;
+};
+
+static_assert(Backend<AnyBackend>);
+
+}  // namespace aitune::lt

@@ -1,0 +1,247 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Compares a candidate's outputs with the baseline's, through nested tuples, lists and dicts
+/// of tensors: same structure, shapes and dtypes (a precision variant may return its own
+/// floating dtype), NaN and Inf only where the baseline has them, and values within the
+/// tolerance. A failure names the place and the worst element.
+
+#include "aitune/core/customization.hpp"
+#include "aitune/torch/config.hpp"
+#include "aitune/torch/tolerance.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aitune::lt {
+
+namespace detail {
+
+inline std::string shape_of(const at::Tensor& tensor) {
+  return fmt::format("[{}]", fmt::join(tensor.sizes(), ", "));
+}
+
+/// The multi-index of a flat (row-major) element index.
+inline std::string index_of(const at::Tensor& tensor, std::int64_t flat) {
+  std::vector<std::int64_t> index(tensor.sizes().size());
+  for (auto dim = static_cast<std::int64_t>(index.size()) - 1; dim >= 0; --dim) {
+    const auto size = tensor.size(dim);
+    index[static_cast<std::size_t>(dim)] = size > 0 ? flat % size : 0;
+    flat = size > 0 ? flat / size : 0;
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+inline std::string dtype_name(c10::ScalarType dtype) {
+  return c10::toString(dtype);
+}
+
+class OutputComparer {
+ public:
+  explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
+
+  OutputCheck compare(const std::string& path, const c10::IValue& expected,
+                      const c10::IValue& actual) const {
+    if (expected.isTensor()) {
+      if (!actual.isTensor()) return mismatch(path, "a tensor", actual);
+      return compare_tensors(path, expected.toTensor(), actual.toTensor());
+    }
+    if (expected.isTuple()) {
+      if (!actual.isTuple()) return mismatch(path, "a tuple", actual);
+      const auto& e = expected.toTupleRef().elements();
+      const auto& a = actual.toTupleRef().elements();
+      if (e.size() != a.size()) return count_mismatch(path, "tuple", e.size(), a.size());
+      for (std::size_t i = 0; i < e.size(); ++i) {
+        if (auto check = compare(fmt::format("{}[{}]", path, i), e[i], a[i]); !check.passed) {
+          return check;
+        }
+      }
+      return OutputCheck::ok();
+    }
+    if (expected.isList()) {
+      if (!actual.isList()) return mismatch(path, "a list", actual);
+      const auto e = expected.toList();
+      const auto a = actual.toList();
+      if (e.size() != a.size()) return count_mismatch(path, "list", e.size(), a.size());
+      for (std::size_t i = 0; i < e.size(); ++i) {
+        if (auto check = compare(fmt::format("{}[{}]", path, i), e.get(i), a.get(i));
+            !check.passed) {
+          return check;
+        }
+      }
+      return OutputCheck::ok();
+    }
+    if (expected.isGenericDict()) {
+      if (!actual.isGenericDict()) return mismatch(path, "a dict", actual);
+      const auto e = expected.toGenericDict();
+      const auto a = actual.toGenericDict();
+      if (e.size() != a.size()) return count_mismatch(path, "dict", e.size(), a.size());
+      for (const auto& entry : e) {
+        const std::string key = entry.key().isString()
+                                    ? fmt::format("'{}'", entry.key().toStringRef())
+                                    : c10::str(entry.key());
+        const auto found = a.find(entry.key());
+        if (found == a.end()) {
+          return OutputCheck::failed(fmt::format("{}: key {} is missing", path, key));
+        }
+        if (auto check = compare(fmt::format("{}[{}]", path, key), entry.value(), found->value());
+            !check.passed) {
+          return check;
+        }
+      }
+      return OutputCheck::ok();
+    }
+    if (expected.isDouble()) {
+      if (!actual.isDouble()) return mismatch(path, "a float", actual);
+      const double e = expected.toDouble();
+      const double a = actual.toDouble();
+      const double allowed =
+          policy_.tolerance.scale_atol * std::abs(e) + policy_.tolerance.rtol * std::abs(e);
+      if ((std::isnan(e) && std::isnan(a)) || e == a || std::abs(a - e) <= allowed) {
+        return OutputCheck::ok();
+      }
+      return OutputCheck::failed(
+          fmt::format("{}: got {:.6g}, the baseline gave {:.6g}", path, a, e));
+    }
+    if (expected.isNone() || expected.isInt() || expected.isBool() || expected.isString() ||
+        expected.isDevice()) {
+      if (expected.tagKind() != actual.tagKind() || c10::str(expected) != c10::str(actual)) {
+        return OutputCheck::failed(fmt::format("{}: got {}, the baseline gave {}", path,
+                                               c10::str(actual), c10::str(expected)));
+      }
+      return OutputCheck::ok();
+    }
+    return OutputCheck::failed(
+        fmt::format("{}: outputs of type {} cannot be compared", path, expected.tagKind()));
+  }
+
+ private:
+  static OutputCheck mismatch(const std::string& path, std::string_view wanted,
+                              const c10::IValue& actual) {
+    return OutputCheck::failed(fmt::format("{}: the baseline returned {} here, the candidate a {}",
+                                           path, wanted, actual.tagKind()));
+  }
+  static OutputCheck count_mismatch(const std::string& path, std::string_view kind,
+                                    std::size_t expected, std::size_t actual) {
+    return OutputCheck::failed(
+        fmt::format("{}: {} of {} elements, the baseline's has {}", path, kind, actual, expected));
+  }
+
+  OutputCheck compare_tensors(const std::string& path, const at::Tensor& expected,
+                              const at::Tensor& actual) const {
+    if (expected.sizes() != actual.sizes()) {
+      return OutputCheck::failed(fmt::format("{}: shape {} differs from the baseline's {}", path,
+                                             shape_of(actual), shape_of(expected)));
+    }
+    const auto e_type = expected.scalar_type();
+    const auto a_type = actual.scalar_type();
+    const bool upcast_allowed = policy_.reduced_precision && a_type == *policy_.reduced_precision &&
+                                at::isFloatingType(e_type);
+    if (e_type != a_type && !upcast_allowed) {
+      return OutputCheck::failed(fmt::format("{}: dtype {} differs from the baseline's {}", path,
+                                             dtype_name(a_type), dtype_name(e_type)));
+    }
+    if (expected.numel() == 0) return OutputCheck::ok();
+
+    const at::Tensor e = expected.detach().to(c10::kCPU);
+    const at::Tensor a = actual.detach().to(c10::kCPU);
+    if (!at::isFloatingType(e_type) && !at::isComplexType(e_type)) {
+      const at::Tensor differs = e.ne(a).reshape(-1);
+      const auto count = differs.sum().item<std::int64_t>();
+      if (count == 0) return OutputCheck::ok();
+      const auto first = differs.nonzero()[0][0].item<std::int64_t>();
+      return OutputCheck::failed(fmt::format(
+          "{}: {} of {} elements differ; first at {} (got {}, the baseline gave {})", path, count,
+          e.numel(), index_of(e, first), c10::str(a.reshape(-1)[first].item()),
+          c10::str(e.reshape(-1)[first].item())));
+    }
+    return compare_floating(path, e.to(c10::kDouble), a.to(c10::kDouble));
+  }
+
+  OutputCheck compare_floating(const std::string& path, const at::Tensor& e,
+                               const at::Tensor& a) const {
+    // Non-finite values must sit at the same places, with the same value.
+    const at::Tensor e_nan = e.isnan();
+    const at::Tensor a_nan = a.isnan();
+    if (!e_nan.equal(a_nan)) {
+      const auto extra = (a_nan & ~e_nan).sum().item<std::int64_t>();
+      const auto missing = (e_nan & ~a_nan).sum().item<std::int64_t>();
+      return OutputCheck::failed(
+          extra > 0 ? fmt::format("{}: {} NaN where the baseline has numbers", path, extra)
+                    : fmt::format("{}: numbers where the baseline has {} NaN", path, missing));
+    }
+    const at::Tensor e_inf = e.isinf();
+    const at::Tensor a_inf = a.isinf();
+    if (!e_inf.equal(a_inf) || !e.masked_select(e_inf).equal(a.masked_select(a_inf))) {
+      return OutputCheck::failed(
+          fmt::format("{}: infinite values differ from the baseline's (candidate has {}, the "
+                      "baseline {})",
+                      path, a_inf.sum().item<std::int64_t>(), e_inf.sum().item<std::int64_t>()));
+    }
+    const at::Tensor finite = e.isfinite();
+    const at::Tensor e_abs = e.abs().masked_fill(~finite, 0.0);
+    const double scale = e_abs.max().item<double>();
+    const Tolerance& tol = policy_.tolerance;
+    const at::Tensor error = (a - e).abs().masked_fill(~finite, 0.0);
+    const at::Tensor allowed = tol.scale_atol * scale + tol.rtol * e_abs;
+    const at::Tensor excess = error - allowed;
+    const auto worst = excess.reshape(-1).argmax().item<std::int64_t>();
+    if (excess.reshape(-1)[worst].item<double>() <= 0.0) return OutputCheck::ok();
+    const auto over = (excess > 0).sum().item<std::int64_t>();
+    return OutputCheck::failed(fmt::format(
+        "{}: {} of {} elements outside the tolerance ({}); worst at {}: got {:.6g}, the baseline "
+        "gave {:.6g}, error {:.3g} > allowed {:.3g} (output scale {:.3g})",
+        path, over, e.numel(), tol.describe(), index_of(e, worst),
+        a.reshape(-1)[worst].item<double>(), e.reshape(-1)[worst].item<double>(),
+        error.reshape(-1)[worst].item<double>(), allowed.reshape(-1)[worst].item<double>(), scale));
+  }
+
+  const OutputPolicy& policy_;
+};
+
+/// Without a reference, only NaN and Inf can be caught.
+inline OutputCheck check_finite(const std::string& path, const c10::IValue& value) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    if (!at::isFloatingType(tensor.scalar_type()) || tensor.numel() == 0) return OutputCheck::ok();
+    const auto bad = (~tensor.detach().isfinite()).sum().item<std::int64_t>();
+    if (bad == 0) return OutputCheck::ok();
+    return OutputCheck::failed(fmt::format("{}: {} NaN or infinite values", path, bad));
+  }
+  std::vector<c10::IValue> children;
+  if (value.isTuple()) {
+    const auto& elements = value.toTupleRef().elements();
+    children.assign(elements.begin(), elements.end());
+  } else if (value.isList()) {
+    for (const auto& element : value.toList())
+      children.push_back(element);
+  } else if (value.isGenericDict()) {
+    for (const auto& entry : value.toGenericDict())
+      children.push_back(entry.value());
+  }
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (auto check = check_finite(fmt::format("{}[{}]", path, i), children[i]); !check.passed) {
+      return check;
+    }
+  }
+  return OutputCheck::ok();
+}
+
+}  // namespace detail
+
+/// Compares `actual` with `expected` (the baseline's output for the same sample). Without an
+/// expected output (no baseline), only NaN and Inf are rejected.
+[[nodiscard]] inline OutputCheck compare_outputs(const c10::IValue* expected,
+                                                 const c10::IValue& actual,
+                                                 const OutputPolicy& policy = {}) {
+  if (expected == nullptr) return detail::check_finite("output", actual);
+  return detail::OutputComparer(policy).compare("output", *expected, actual);
+}
+
+}  // namespace aitune::lt

@@ -1,0 +1,21 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// LibTorch includes and feature switches shared by the LibTorch layer (namespace aitune::lt,
+/// so that it never shadows ::torch).
+///
+/// AITUNE_WITH_CUDA: 1 when LibTorch was built with CUDA. The CMake project defines it from the
+/// `torch_cuda` target; other builds may define it themselves (it defaults to 0).
+
+#include <torch/script.h>
+#include <torch/version.h>
+
+#ifndef AITUNE_WITH_CUDA
+#define AITUNE_WITH_CUDA 0
+#endif
+
+/// True when the LibTorch headers are at least version major.minor.
+#define AITUNE_TORCH_AT_LEAST(major, minor)                                                        \
+  (TORCH_VERSION_MAJOR > (major) ||                                                                \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))

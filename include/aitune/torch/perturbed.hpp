@@ -1,0 +1,82 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// PerturbedOutputs: a canary backend that returns its inner backend's outputs with every
+/// floating element moved by `magnitude` times the output's scale. The correctness check must
+/// reject it; add it to a tuning to prove that the check is on and strict enough.
+
+#include "aitune/core/backend.hpp"
+#include "aitune/torch/any_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace aitune::lt {
+
+class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  // A template, not an AnyBackend parameter: converting PerturbedOutputs itself to AnyBackend
+  // while checking whether PerturbedOutputs is movable would make the concept recursive.
+  template <class Inner>
+  requires(!std::same_as<std::remove_cvref_t<Inner>, PerturbedOutputs> &&
+           TorchBackend<Inner>) explicit PerturbedOutputs(Inner inner, double magnitude = 0.25)
+      : inner_(AnyBackend(std::move(inner))), magnitude_(magnitude) {}
+
+  [[nodiscard]] std::string describe() const {
+    return fmt::format("PerturbedOutputs({}, magnitude={})", inner_.describe(), magnitude_);
+  }
+  [[nodiscard]] std::string key() const {
+    return fmt::format("perturbed:{}:{}", magnitude_, inner_.key());
+  }
+  [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
+  [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
+
+ private:
+  friend class BackendLifecycle<PerturbedOutputs>;
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
+    inner_.build(model, samples);
+  }
+  c10::IValue do_infer(const Sample& sample) { return perturb(inner_.infer(sample)); }
+  void do_activate() { inner_.activate(); }
+  void do_deactivate() {
+    if (inner_.state() != BackendState::created) inner_.deactivate();
+  }
+
+  /// Adds +/- magnitude * max|t| in an alternating pattern to every floating tensor.
+  [[nodiscard]] c10::IValue perturb(const c10::IValue& value) const {
+    if (value.isTensor()) {
+      const at::Tensor& tensor = value.toTensor();
+      if (!tensor.is_floating_point() || tensor.numel() == 0) return value;
+      const at::Tensor signs = at::arange(tensor.numel(), tensor.options())
+                                   .remainder(2)
+                                   .mul(2)
+                                   .sub(1)
+                                   .view(tensor.sizes());
+      const double scale = tensor.abs().max().item<double>();
+      return tensor + signs * (magnitude_ * (scale > 0.0 ? scale : 1.0));
+    }
+    if (value.isTuple()) {
+      std::vector<c10::IValue> elements;
+      for (const auto& element : value.toTupleRef().elements()) {
+        elements.push_back(perturb(element));
+      }
+      return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    return value;
+  }
+
+  AnyBackend inner_;
+  double magnitude_;
+};
+
+}  // namespace aitune::lt

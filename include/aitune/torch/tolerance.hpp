@@ -1,0 +1,63 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// How close a candidate's outputs must be to the baseline's.
+///
+/// An output element passes when
+///
+///     |actual - expected| <= scale_atol * scale + rtol * |expected|
+///
+/// where `scale` is the largest |expected| in that output tensor. Tying the absolute part to
+/// the tensor's own scale makes the check mean the same for logits of size 10 and for features
+/// of size 1e-3. The defaults follow the candidate's compute precision (see README,
+/// "Correctness check"): float32 1e-4 / 1e-4, float16 and bfloat16 16 units of round-off
+/// (2^-7 = 7.8e-3 and 2^-4 = 6.25e-2) on both terms.
+
+#include "aitune/core/error.hpp"
+#include "aitune/torch/config.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+namespace aitune::lt {
+
+struct Tolerance {
+  double rtol = 1e-4;        ///< relative to each expected element
+  double scale_atol = 1e-4;  ///< relative to the largest |expected| of the tensor
+
+  /// The default for outputs computed in `dtype` (the candidate's precision).
+  [[nodiscard]] static Tolerance for_dtype(c10::ScalarType dtype) {
+    switch (dtype) {
+      case c10::ScalarType::Half: return {7.8125e-3, 7.8125e-3};
+      case c10::ScalarType::BFloat16: return {6.25e-2, 6.25e-2};
+      default: return {1e-4, 1e-4};
+    }
+  }
+
+  /// Validates the values: both finite and non-negative.
+  [[nodiscard]] Tolerance checked() const {
+    if (!(rtol >= 0.0 && scale_atol >= 0.0) || rtol > 1e6 || scale_atol > 1e6) {
+      throw ConfigError(fmt::format("tolerances must be finite and non-negative, got rtol={} "
+                                    "scale_atol={}",
+                                    rtol, scale_atol));
+    }
+    return *this;
+  }
+
+  [[nodiscard]] std::string describe() const {
+    return fmt::format("rtol={:.3g}, scale_atol={:.3g}", rtol, scale_atol);
+  }
+};
+
+/// What a backend tells the correctness check about its outputs.
+struct OutputPolicy {
+  Tolerance tolerance{};
+  /// Set for a precision variant: its floating outputs may come back in this dtype and are
+  /// compared after upcasting.
+  std::optional<c10::ScalarType> reduced_precision{};
+};
+
+}  // namespace aitune::lt

@@ -1,0 +1,38 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// One call from a model to a TunedModule, and the default candidate list for a device.
+
+#include "aitune/core/min_latency_strategy.hpp"
+#include "aitune/core/strategy_config.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/model.hpp"
+#include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/tuned_module.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune::lt {
+
+/// The candidates worth trying by default: frozen, optimize_for_inference, channels-last, and
+/// the reduced precisions the device runs well (bf16 on the CPU; fp16 and bf16 on CUDA).
+[[nodiscard]] inline std::vector<AnyBackend> default_candidates(c10::Device device) {
+  std::vector<AnyBackend> candidates{TorchScriptFrozen(), TorchScriptOptimized(), ChannelsLast()};
+  if (device.is_cuda()) candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::Half));
+  candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::BFloat16));
+  return candidates;
+}
+
+/// Tunes `model` over `candidates` with MinLatencyStrategy and returns the tuned module.
+[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
+                                      std::vector<AnyBackend> candidates,
+                                      StrategyConfig config = {},
+                                      std::string module_name = "model") {
+  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
+  return TunedModule(strategy.tune(model, samples, std::move(module_name)), samples);
+}
+
+}  // namespace aitune::lt

@@ -1,0 +1,143 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// TunedModule: the strategy's choice as a ready-to-call module.
+///
+/// `forward(inputs)` runs the selected backend. It may be called from several threads at once
+/// (backends that are not thread-safe are serialised with a mutex). Inputs whose count, dtype
+/// or rank differ from the samples it was tuned on are rejected with aitune::Error instead of
+/// crashing inside LibTorch. The check costs a few comparisons per input.
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/profiling_tune_strategy.hpp"
+#include "aitune/core/report.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune::lt {
+
+/// What one input position accepts: the kinds of value seen there in the samples.
+struct InputSignature {
+  struct Accepted {
+    bool is_tensor = false;
+    c10::ScalarType dtype = c10::ScalarType::Undefined;  ///< tensors only
+    std::int64_t rank = 0;                               ///< tensors only
+    std::string kind{};                                  ///< other values: "int", "bool", ...
+    bool operator==(const Accepted&) const = default;
+  };
+
+  std::vector<std::vector<Accepted>> positions;
+
+  [[nodiscard]] static Accepted describe_value(const c10::IValue& value) {
+    if (value.isTensor()) {
+      const at::Tensor& tensor = value.toTensor();
+      return {true, tensor.scalar_type(), tensor.dim(), {}};
+    }
+    return {false, c10::ScalarType::Undefined, 0, value.tagKind()};
+  }
+
+  /// The signature of the samples; they must all have the same number of inputs.
+  [[nodiscard]] static InputSignature of(std::span<const Sample> samples) {
+    if (samples.empty()) throw ConfigError("a tuned module needs the samples it was tuned on");
+    InputSignature signature;
+    signature.positions.resize(samples.front().size());
+    for (std::size_t s = 0; s < samples.size(); ++s) {
+      if (samples[s].size() != samples.front().size()) {
+        throw ConfigError(fmt::format("sample {} has {} inputs, sample 0 has {}", s,
+                                      samples[s].size(), samples.front().size()));
+      }
+      for (std::size_t i = 0; i < samples[s].size(); ++i) {
+        auto& accepted = signature.positions[i];
+        const Accepted seen = describe_value(samples[s][i]);
+        if (std::find(accepted.begin(), accepted.end(), seen) == accepted.end()) {
+          accepted.push_back(seen);
+        }
+      }
+    }
+    return signature;
+  }
+
+  static std::string to_text(const Accepted& accepted) {
+    return accepted.is_tensor
+               ? fmt::format("a {} tensor of rank {}", c10::toString(accepted.dtype), accepted.rank)
+               : fmt::format("a {}", accepted.kind);
+  }
+
+  /// Throws aitune::Error naming the first input that does not match.
+  void check(const Sample& inputs, std::string_view owner) const {
+    if (inputs.size() != positions.size()) {
+      throw Error(
+          fmt::format("{}: expects {} input(s), got {}", owner, positions.size(), inputs.size()));
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const auto& accepted = positions[i];
+      const c10::IValue& value = inputs[i];
+      const bool ok = std::any_of(accepted.begin(), accepted.end(), [&](const Accepted& a) {
+        if (a.is_tensor != value.isTensor()) return false;
+        if (!a.is_tensor) return a.kind == value.tagKind();
+        const at::Tensor& tensor = value.toTensor();
+        return tensor.defined() && tensor.scalar_type() == a.dtype && tensor.dim() == a.rank;
+      });
+      if (!ok) {
+        std::vector<std::string> wanted;
+        for (const auto& a : accepted)
+          wanted.push_back(to_text(a));
+        const std::string got = value.isTensor() && !value.toTensor().defined()
+                                    ? std::string("an undefined tensor")
+                                    : to_text(describe_value(value));
+        throw Error(fmt::format("{}: input {} is {}; it was tuned with {}", owner, i, got,
+                                fmt::join(wanted, " or ")));
+      }
+    }
+  }
+};
+
+class TunedModule {
+ public:
+  /// Takes the strategy's result and the samples it was tuned on.
+  TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples)
+      : backend_(std::make_unique<AnyBackend>(std::move(result.backend))),
+        report_(std::move(result.report)), signature_(InputSignature::of(samples)),
+        name_(fmt::format("tuned module '{}' ({})", report_.module, backend_->describe())) {
+    if (!backend_->thread_safe()) serialise_ = std::make_unique<std::mutex>();
+    if (backend_->state() != BackendState::active) backend_->activate();
+  }
+
+  /// Runs the selected backend. Safe to call from several threads at once.
+  c10::IValue forward(const Sample& inputs) const {
+    signature_.check(inputs, name_);
+    if (serialise_) {
+      std::lock_guard lock(*serialise_);
+      return backend_->infer(inputs);
+    }
+    return backend_->infer(inputs);
+  }
+
+  [[nodiscard]] const TuneReport& report() const noexcept { return report_; }
+  [[nodiscard]] const std::string& selected() const noexcept { return report_.selected; }
+  [[nodiscard]] bool baseline_selected() const noexcept { return report_.baseline_selected; }
+  [[nodiscard]] const InputSignature& signature() const noexcept { return signature_; }
+  /// The selected backend itself (for direct calls without the input check).
+  [[nodiscard]] AnyBackend& backend() const noexcept { return *backend_; }
+
+ private:
+  std::unique_ptr<AnyBackend> backend_;  // stable address; infer is safe to call concurrently
+  TuneReport report_;
+  InputSignature signature_;
+  std::string name_;
+  std::unique_ptr<std::mutex> serialise_;  // set for backends that are not thread-safe
+};
+
+}  // namespace aitune::lt

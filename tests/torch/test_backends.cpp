@@ -1,0 +1,282 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The TorchScript backends, AnyBackend, the canary, the tuned module and whole tunings.
+#include "support/fake_backend.hpp"
+#include "torch/test_models.hpp"
+#include "torch/torch_catch.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::lt;
+using namespace aitune::testing;
+
+namespace {
+
+StrategyConfig quick_config(SinkRecorder* sink = nullptr) {
+  return StrategyConfig{}
+      .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(2, 5)))
+      .set_sink(sink ? sink->sink() : null_sink());
+}
+
+c10::IValue eager_output(const torch::jit::Module& module, const Sample& sample) {
+  c10::InferenceMode guard;
+  auto copy = module.clone();
+  copy.register_attribute("training", c10::BoolType::get(), false);
+  return copy.forward(sample);
+}
+
+const CandidateReport& entry(const TuneReport& report, std::string_view backend) {
+  for (const auto& candidate : report.candidates) {
+    if (candidate.backend == backend) return candidate;
+  }
+  FAIL("no report entry for " << backend);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("LibTorch backends satisfy the Backend concept", "[concepts]") {
+  static_assert(Backend<ScriptModuleBackend>);
+  static_assert(Backend<TorchEager>);
+  static_assert(Backend<AnyBackend>);
+  static_assert(Backend<PerturbedOutputs>);
+  static_assert(TorchBackend<TorchScriptFrozen>);
+  static_assert(!TorchBackend<FakeBackend>);  // other model and sample types
+  static_assert(std::is_constructible_v<AnyBackend, ChannelsLast>);
+  static_assert(!std::is_constructible_v<AnyBackend, FakeBackend>);
+  SUCCEED("checked at compile time");
+}
+
+TEST_CASE("Every TorchScript variant matches eager within its tolerance", "[backends]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  const c10::IValue expected = eager_output(model.module, samples[0]);
+  std::vector<AnyBackend> variants{TorchEager(), TorchScriptFrozen(), TorchScriptOptimized(),
+                                   ChannelsLast(), TorchScriptFrozen(torch::kBFloat16)};
+  for (auto& backend : variants) {
+    INFO(backend.describe());
+    backend.build(model, samples);
+    const c10::IValue actual = backend.infer(samples[0]);
+    const auto check = AnyBackend::check_outputs(backend, &expected, actual);
+    CHECK(check.passed);
+    INFO(check.reason);
+  }
+  CHECK(variants[4].describe() == "TorchScriptFrozen(dtype=bf16)");
+  CHECK(variants[4].output_policy().reduced_precision == torch::kBFloat16);
+  CHECK(variants[1].describe() == "TorchScriptFrozen()");
+  CHECK(variants[3].key() == "torchscript:freeze,channels_last,:fp32");
+  CHECK(variants[0].describe() == "TorchEager()");
+}
+
+TEST_CASE("Backends work on clones and never change the user's module", "[backends]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const at::Tensor w1_before = model.module.attr("w1").toTensor().clone();
+  const void* w1_data = model.module.attr("w1").toTensor().data_ptr();
+  for (AnyBackend backend : {AnyBackend(TorchScriptOptimized()), AnyBackend(ChannelsLast()),
+                             AnyBackend(TorchScriptFrozen(torch::kBFloat16))}) {
+    backend.build(model, one_image());
+  }
+  CHECK_FALSE(model.module.hasattr("training"));  // the attribute went to the clones only
+  const at::Tensor w1_after = model.module.attr("w1").toTensor();
+  CHECK(w1_after.data_ptr() == w1_data);
+  CHECK(w1_after.scalar_type() == torch::kFloat);
+  CHECK(w1_after.is_contiguous());
+  CHECK(w1_after.equal(w1_before));
+  CHECK(model.module.get_method("forward").graph()->toString().find("prim::GetAttr") !=
+        std::string::npos);
+}
+
+TEST_CASE("A deactivated backend frees its module and comes back on activate", "[backends]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  TorchScriptFrozen backend;
+  backend.build(model, samples);
+  const at::Tensor first = backend.infer(samples[0]).toTensor();
+  backend.deactivate();
+  CHECK_THROWS_AS(backend.infer(samples[0]), BackendStateError);
+  backend.activate();
+  CHECK(backend.infer(samples[0]).toTensor().equal(first));
+}
+
+TEST_CASE("A backend the build cannot run fails at build time with a clear reason", "[backends]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  SECTION("an input the model cannot take") {
+    TorchScriptFrozen backend;
+    const std::vector<Sample> wrong_channels{Sample{torch::randn({1, 5, 8, 8})}};
+    CHECK_THROWS_WITH(backend.build(model, wrong_channels),
+                      Catch::StartsWith("running the first sample failed: RuntimeError: Given "
+                                        "groups=1") &&
+                          !Catch::Contains("\n"));
+    CHECK(backend.state() == BackendState::failed);
+  }
+  if (!AITUNE_TORCH_AT_LEAST(2, 6)) {
+    SECTION("fp16 on the CPU with an older LibTorch") {
+      TorchScriptFrozen backend(torch::kHalf);
+      CHECK_THROWS_WITH(backend.build(model, one_image()),
+                        Catch::Contains("fp16 on the CPU is not supported") &&
+                            Catch::Contains("use bf16"));
+    }
+  }
+}
+
+TEST_CASE("AnyBackend copies unbuilt backends and exposes the wrapped one", "[backends]") {
+  AnyBackend any = ChannelsLast(torch::kBFloat16);
+  AnyBackend copy = any;
+  CHECK(copy.describe() == "ChannelsLast(dtype=bf16)");
+  CHECK(copy.thread_safe());
+  CHECK(copy.target<ChannelsLast>() != nullptr);
+  CHECK(copy.target<TorchEager>() == nullptr);
+  CHECK(AnyBackend::make_baseline(Model{}).describe() == "TorchEager()");
+  ScriptModuleBackend custom(ScriptRecipe{"Custom", true, false, false, std::nullopt});
+  custom.set_tolerance(Tolerance{0.5, 0.5});
+  CHECK(AnyBackend(custom).output_policy().tolerance.rtol == 0.5);
+}
+
+TEST_CASE("The strategy tunes a C++-defined module and rejects a perturbed candidate",
+          "[strategy]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image(24);
+  std::vector<AnyBackend> candidates = default_candidates(torch::kCPU);
+  candidates.emplace_back(PerturbedOutputs(TorchScriptFrozen()));
+  SinkRecorder sink;
+  MinLatencyStrategy<AnyBackend> strategy(candidates, quick_config(&sink));
+  const auto result = strategy.tune(model, samples, "convnet");
+  REQUIRE(result.report.candidates.size() == candidates.size());
+  const auto& perturbed =
+      entry(result.report, "PerturbedOutputs(TorchScriptFrozen(), magnitude=0.25)");
+  CHECK(perturbed.status == CandidateStatus::incorrect);
+  CHECK_THAT(perturbed.reason,
+             Catch::Contains("outside the tolerance") && Catch::Contains("worst at"));
+  for (const auto& candidate : result.report.candidates) {
+    if (&candidate != &perturbed) {
+      INFO(candidate.backend << ": " << candidate.reason);
+      CHECK(candidate.status == CandidateStatus::ok);
+    }
+  }
+  CHECK(result.backend.is_active());
+  CHECK(sink.contains("convnet: "));
+  REQUIRE(result.report.baseline);
+  CHECK(result.report.baseline->backend == "TorchEager()");
+}
+
+TEST_CASE("The tuned module runs the selected backend and rejects mismatched inputs",
+          "[tuned_module]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  const TunedModule tuned = tune(model, samples, {TorchScriptFrozen()}, quick_config(), "net");
+  const c10::IValue expected = eager_output(model.module, samples[0]);
+  const c10::IValue actual = tuned.forward(samples[0]);
+  CHECK(compare_outputs(&expected, actual).passed);
+  // Another shape of the same rank and dtype is fine.
+  CHECK(tuned.forward(Sample{torch::randn({1, 3, 9, 9})}).toTensor().size(2) == 9);
+
+  CHECK_THROWS_WITH(tuned.forward(Sample{}), Catch::Contains("expects 1 input(s), got 0"));
+  CHECK_THROWS_WITH(tuned.forward(Sample{torch::randn({1, 3, 8, 8}, torch::kDouble)}),
+                    Catch::Contains("input 0 is a Double tensor of rank 4; it was tuned with a "
+                                    "Float tensor of rank 4"));
+  CHECK_THROWS_WITH(tuned.forward(Sample{torch::randn({3, 8, 8})}),
+                    Catch::Contains("a Float tensor of rank 3"));
+  CHECK_THROWS_WITH(tuned.forward(Sample{c10::IValue(3)}), Catch::Contains("input 0 is a Int"));
+  CHECK_THROWS_WITH(tuned.forward(Sample{at::Tensor()}), Catch::Contains("an undefined tensor"));
+  CHECK_THAT(tuned.selected(), Catch::Contains("()"));
+}
+
+TEST_CASE("The tuned module is safe to call from 8 threads at once", "[tuned_module]") {
+  const Model model{make_nested_net(), torch::kCPU};
+  std::vector<Sample> samples{Sample{torch::randn({4, 16}), c10::IValue(int64_t{3})}};
+  const TunedModule tuned =
+      tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()}, quick_config());
+
+  std::vector<Sample> inputs;
+  std::vector<c10::IValue> expected;
+  for (int i = 0; i < 8; ++i) {
+    inputs.push_back(Sample{torch::randn({4, 16}), c10::IValue(int64_t{i})});
+    expected.push_back(tuned.forward(inputs.back()));
+  }
+  std::atomic<int> mismatches{0};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int call = 0; call < 50; ++call) {
+        const int which = (t + call) % 8;
+        try {
+          const c10::IValue output = tuned.forward(inputs[which]);
+          if (!compare_outputs(&expected[which], output).passed) ++mismatches;
+        } catch (...) {
+          ++errors;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  CHECK(errors == 0);
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("A backend that is not thread-safe is serialised by the tuned module", "[tuned_module]") {
+  // PerturbedOutputs over a frozen module reports the inner's thread safety; a plain
+  // ScriptModuleBackend wrapped without thread_safe() must be treated as unsafe.
+  struct Unsafe : BackendLifecycle<Unsafe> {
+    using model_type = Model;
+    using sample_type = Sample;
+    using output_type = c10::IValue;
+    std::atomic<int> inside{0};
+    std::atomic<int> overlaps{0};
+    Unsafe() = default;
+    Unsafe(const Unsafe&) {}
+    std::string describe() const { return "Unsafe()"; }
+    std::string key() const { return "unsafe"; }
+    void do_build(const Model&, std::span<const Sample>) {}
+    c10::IValue do_infer(const Sample& sample) {
+      if (++inside > 1) ++overlaps;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      --inside;
+      return sample.front();
+    }
+  };
+  AnyBackend any = Unsafe();
+  CHECK_FALSE(any.thread_safe());
+  const std::vector<Sample> samples{Sample{torch::ones({2})}};
+  any.build(Model{}, samples);
+  TuneReport report;
+  report.module = "unsafe";
+  const TunedModule tuned(TuneResult<AnyBackend>{std::move(any), report}, samples);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int call = 0; call < 20; ++call)
+        (void)tuned.forward(samples[0]);
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  CHECK(tuned.backend().target<Unsafe>()->overlaps == 0);
+}
+
+TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_model]") {
+  const auto path = models_dir() / "squeezenet1_1.pt";
+  if (!std::filesystem::exists(path)) {
+    FAIL("missing " << path << ": run tools/make_models.py squeezenet1_1 (ctest does it)");
+  }
+  const Model model = load_model(path);
+  const std::vector<Sample> samples{
+      make_random_sample({parse_input_spec("1x3x224x224")}, torch::kCPU, 1)};
+  std::vector<AnyBackend> candidates = default_candidates(torch::kCPU);
+  candidates.emplace_back(PerturbedOutputs(TorchScriptOptimized()));
+  const TunedModule tuned = tune(model, samples, candidates, quick_config(), "squeezenet1_1");
+  const TuneReport& report = tuned.report();
+  CHECK(entry(report, "PerturbedOutputs(TorchScriptOptimized(), magnitude=0.25)").status ==
+        CandidateStatus::incorrect);
+  CHECK(entry(report, "TorchScriptOptimized()").status == CandidateStatus::ok);
+  REQUIRE(report.baseline);
+  CHECK(report.baseline->status == CandidateStatus::ok);
+  // The tuned module gives the eager model's answer, within the selected backend's tolerance.
+  const c10::IValue expected = eager_output(model.module, samples[0]);
+  CHECK(AnyBackend::check_outputs(tuned.backend(), &expected, tuned.forward(samples[0])).passed);
+  if (report.baseline_selected) WARN("the baseline won on this machine: " << render_table(report));
+}

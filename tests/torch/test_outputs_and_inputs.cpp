@@ -1,0 +1,190 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The correctness check's comparison, tolerances, input specs, model loading and devices.
+#include "torch/test_models.hpp"
+#include "torch/torch_catch.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+using namespace aitune;
+using namespace aitune::lt;
+using namespace aitune::testing;
+
+namespace {
+OutputCheck compare(const at::Tensor& expected, const at::Tensor& actual,
+                    const OutputPolicy& policy = {}) {
+  const c10::IValue e(expected);
+  return compare_outputs(&e, c10::IValue(actual), policy);
+}
+}  // namespace
+
+TEST_CASE("Identical outputs and round-off within the tolerance pass", "[compare]") {
+  const at::Tensor expected = torch::randn({2, 50});
+  CHECK(compare(expected, expected.clone()).passed);
+  CHECK(compare(expected, expected * (1 + 5e-5)).passed);
+}
+
+TEST_CASE("An output outside the tolerance fails and names the worst element", "[compare]") {
+  at::Tensor expected = torch::ones({2, 3});
+  at::Tensor actual = expected.clone();
+  actual[1][2] = 1.5;
+  const auto check = compare(expected, actual);
+  CHECK_FALSE(check.passed);
+  CHECK_THAT(check.reason, Catch::Contains("output: 1 of 6 elements outside the tolerance") &&
+                               Catch::Contains("worst at [1, 2]: got 1.5, the baseline gave 1") &&
+                               Catch::Contains("error 0.5"));
+}
+
+TEST_CASE("The absolute tolerance follows the scale of the output", "[compare]") {
+  // Tiny outputs (1e-9) with a 10 % error must fail, though any fixed atol would pass them.
+  const at::Tensor tiny = torch::randn({100}) * 1e-9;
+  CHECK_FALSE(compare(tiny, tiny * 1.1).passed);
+  CHECK(compare(tiny, tiny * (1 + 1e-6)).passed);
+  // Near-zero elements of a large output are judged against the output's scale.
+  at::Tensor large = torch::randn({100}) * 1000;
+  large[0] = 1e-6;
+  at::Tensor shifted = large.clone();
+  shifted[0] = 0.05;  // 5e-5 of the scale 1000: within 1e-4
+  CHECK(compare(large, shifted).passed);
+}
+
+TEST_CASE("Shapes and dtypes must match the baseline's", "[compare]") {
+  CHECK_THAT(compare(torch::zeros({1, 10}), torch::zeros({1, 11})).reason,
+             Catch::Contains("shape [1, 11] differs from the baseline's [1, 10]"));
+  CHECK_THAT(compare(torch::zeros({3}), torch::zeros({3}, torch::kDouble)).reason,
+             Catch::Contains("dtype Double differs from the baseline's Float"));
+  // A bf16 variant may return bf16, compared after upcasting with its own tolerance.
+  const at::Tensor expected = torch::randn({64});
+  const at::Tensor bf16 = expected.to(torch::kBFloat16);
+  CHECK_FALSE(compare(expected, bf16).passed);
+  const OutputPolicy reduced{Tolerance::for_dtype(torch::kBFloat16), torch::kBFloat16};
+  CHECK(compare(expected, bf16, reduced).passed);
+  CHECK_FALSE(compare(expected, (expected * 1.5).to(torch::kBFloat16), reduced).passed);
+}
+
+TEST_CASE("NaN and Inf are accepted only where the baseline has them", "[compare]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor expected = torch::tensor({1.0, 2.0, 3.0});
+  CHECK_THAT(compare(expected, torch::tensor({1.0, nan, 3.0})).reason,
+             Catch::Contains("1 NaN where the baseline has numbers"));
+  CHECK_THAT(compare(expected, torch::tensor({1.0, inf, 3.0})).reason,
+             Catch::Contains("infinite values differ"));
+  CHECK(compare(torch::tensor({1.0, nan, inf}), torch::tensor({1.0, nan, inf})).passed);
+  CHECK_FALSE(compare(torch::tensor({1.0, nan, inf}), torch::tensor({1.0, nan, -inf})).passed);
+  CHECK_THAT(compare(torch::tensor({1.0, nan}), torch::tensor({1.0, 2.0})).reason,
+             Catch::Contains("numbers where the baseline has 1 NaN"));
+}
+
+TEST_CASE("Integer outputs must be equal", "[compare]") {
+  const auto check = compare(torch::tensor({1, 2, 3}), torch::tensor({1, 5, 3}));
+  CHECK_THAT(check.reason, Catch::Contains("1 of 3 elements differ; first at [1] (got 5"));
+  CHECK(compare(torch::tensor({1, 2}), torch::tensor({1, 2})).passed);
+}
+
+TEST_CASE("Nested tuples, lists and dicts are compared element by element", "[compare]") {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  dict.insert("logits", torch::ones({2}));
+  const c10::IValue expected = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::zeros({2})), c10::IValue(c10::List<int64_t>({1, 2})), dict});
+
+  c10::impl::GenericDict wrong(c10::StringType::get(), c10::TensorType::get());
+  wrong.insert("logits", torch::full({2}, 2.0));
+  const c10::IValue bad_value = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::zeros({2})), c10::IValue(c10::List<int64_t>({1, 2})), wrong});
+  CHECK(compare_outputs(&expected, expected).passed);
+  CHECK_THAT(compare_outputs(&expected, bad_value).reason,
+             Catch::StartsWith("output[2]['logits']: 2 of 2 elements outside"));
+
+  c10::impl::GenericDict renamed(c10::StringType::get(), c10::TensorType::get());
+  renamed.insert("scores", torch::ones({2}));
+  const c10::IValue bad_key = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::zeros({2})), c10::IValue(c10::List<int64_t>({1, 2})), renamed});
+  CHECK_THAT(compare_outputs(&expected, bad_key).reason,
+             Catch::Contains("output[2]: key 'logits' is missing"));
+
+  const c10::IValue list_changed = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::zeros({2})), c10::IValue(c10::List<int64_t>({1, 3})), dict});
+  CHECK_THAT(compare_outputs(&expected, list_changed).reason,
+             Catch::Contains("output[1][1]: got 3, the baseline gave 2"));
+
+  const c10::IValue shorter = c10::ivalue::Tuple::create({c10::IValue(torch::zeros({2}))});
+  CHECK_THAT(compare_outputs(&expected, shorter).reason,
+             Catch::Contains("tuple of 1 elements, the baseline's has 3"));
+  CHECK_THAT(compare_outputs(&expected, c10::IValue(torch::zeros({2}))).reason,
+             Catch::Contains("the baseline returned a tuple here"));
+}
+
+TEST_CASE("Without a reference output only NaN and Inf are rejected", "[compare]") {
+  CHECK(compare_outputs(nullptr, c10::IValue(torch::randn({4}))).passed);
+  const c10::IValue nested = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::ones({2})), c10::IValue(torch::tensor({1.0, std::nan("")}))});
+  CHECK_THAT(compare_outputs(nullptr, nested).reason,
+             Catch::Contains("output[1]: 1 NaN or infinite values"));
+}
+
+TEST_CASE("Default tolerances follow the compute precision; bad values are rejected", "[compare]") {
+  CHECK(Tolerance::for_dtype(torch::kFloat).rtol == 1e-4);
+  CHECK(Tolerance::for_dtype(torch::kHalf).scale_atol == 7.8125e-3);
+  CHECK(Tolerance::for_dtype(torch::kBFloat16).rtol == 6.25e-2);
+  CHECK_THROWS_AS((Tolerance{-1.0, 0.0}.checked()), ConfigError);
+  CHECK_THROWS_AS((Tolerance{0.0, std::nan("")}.checked()), ConfigError);
+}
+
+TEST_CASE("Input specs parse shapes and dtypes and reject bad text", "[inputs]") {
+  const auto image = parse_input_spec("1x3x224x224");
+  CHECK((image.shape == std::vector<std::int64_t>{1, 3, 224, 224}));
+  CHECK(image.dtype == torch::kFloat);
+  const auto tokens = parse_input_spec("1x64:int64");
+  CHECK((tokens.shape == std::vector<std::int64_t>{1, 64}));
+  CHECK(tokens.dtype == torch::kLong);
+  CHECK(parse_input_spec("7:bf16").dtype == torch::kBFloat16);
+  CHECK_THROWS_WITH(parse_input_spec("1x3xAx4"), Catch::Contains("'A' is not a dimension"));
+  CHECK_THROWS_WITH(parse_input_spec("1x0"), Catch::Contains("dimension 0 is not positive"));
+  CHECK_THROWS_WITH(parse_input_spec(""), Catch::Contains("no dimensions"));
+  CHECK_THROWS_WITH(parse_input_spec("1x"), Catch::Contains("'' is not a dimension"));
+  CHECK_THROWS_WITH(parse_input_spec("1x3:float128"), Catch::Contains("unknown dtype 'float128'"));
+}
+
+TEST_CASE("Random samples have the asked shapes and dtypes and are reproducible", "[inputs]") {
+  const std::vector<InputSpec> specs{parse_input_spec("1x3x8x8"), parse_input_spec("1x5:int64")};
+  const Sample a = make_random_sample(specs, torch::kCPU, 3);
+  const Sample b = make_random_sample(specs, torch::kCPU, 3);
+  REQUIRE(a.size() == 2);
+  CHECK((a[0].toTensor().sizes() == c10::IntArrayRef({1, 3, 8, 8})));
+  CHECK(a[1].toTensor().scalar_type() == torch::kLong);
+  CHECK(a[1].toTensor().min().item<int64_t>() >= 0);
+  CHECK(a[1].toTensor().max().item<int64_t>() < 100);
+  CHECK(a[0].toTensor().equal(b[0].toTensor()));
+  CHECK_FALSE(a[0].toTensor().equal(make_random_sample(specs, torch::kCPU, 4)[0].toTensor()));
+}
+
+TEST_CASE("Loading a model names the file and the cause of a failure", "[model]") {
+  const auto dir = std::filesystem::temp_directory_path() / "aitune_model_loading";
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH(load_model(dir / "missing.pt"),
+                    Catch::Contains("missing.pt") && Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(load_model(dir), Catch::Contains("is not a file"));
+  const auto corrupt = dir / "corrupt.pt";
+  std::ofstream(corrupt) << "this is not a zip archive";
+  CHECK_THROWS_WITH(load_model(corrupt),
+                    Catch::Contains("corrupt.pt") && Catch::Contains("is not a TorchScript model"));
+  const auto good = dir / "conv.pt";
+  make_conv_net().save(good.string());
+  const Model model = load_model(good);
+  CHECK(model.device.is_cpu());
+  CHECK(model.module.hasattr("w1"));
+}
+
+TEST_CASE("Devices parse and are checked against this build", "[model]") {
+  CHECK(parse_device("cpu").is_cpu());
+  CHECK_THROWS_WITH(parse_device("gpu"), Catch::Contains("unknown device 'gpu'"));
+  if (!torch::cuda::is_available()) {
+    CHECK_THROWS_WITH(parse_device("cuda"), Catch::Contains("device 'cuda' was asked for"));
+  } else {
+    CHECK(parse_device("cuda") == c10::Device(c10::kCUDA, 0));
+    CHECK_THROWS_WITH(parse_device("cuda:99"), Catch::Contains("does not exist"));
+  }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Traces real model architectures (random weights) into TorchScript files for aitune-cpp.
+
+Runs with Debian's python3-torch and python3-torchvision; needs no network and no weights.
+Each model is written as <out>/<name>.pt next to <name>.shape, which holds the --input
+arguments aitune-tune needs (one per line). Existing files are kept unless --force.
+Files are written to a temporary name and renamed, so a crash leaves no half-written model.
+
+Usage: tools/make_models.py [--out models] [--force] [name ...]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+
+class TransformerEncoderModel(torch.nn.Module):
+    """4-layer Transformer encoder, d=256, 4 heads, over 64 tokens of width 256."""
+
+    def __init__(self, layers=4, d_model=256, heads=4):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(
+            d_model, heads, dim_feedforward=4 * d_model, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def torchvision_model(name):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None)
+    return make
+
+
+# name -> (constructor, input shapes)
+MODELS = {
+    "resnet18": (torchvision_model("resnet18"), [(1, 3, 224, 224)]),
+    "resnet50": (torchvision_model("resnet50"), [(1, 3, 224, 224)]),
+    "mobilenet_v3_small": (torchvision_model("mobilenet_v3_small"), [(1, 3, 224, 224)]),
+    "mobilenet_v3_large": (torchvision_model("mobilenet_v3_large"), [(1, 3, 224, 224)]),
+    "squeezenet1_1": (torchvision_model("squeezenet1_1"), [(1, 3, 224, 224)]),
+    "efficientnet_b0": (torchvision_model("efficientnet_b0"), [(1, 3, 224, 224)]),
+    "transformer_encoder": (TransformerEncoderModel, [(1, 64, 256)]),
+}
+
+
+def calibrate_batchnorm(module, shapes, batches=4, batch_size=8):
+    """Sets BatchNorm running statistics from random batches.
+
+    With random weights and default statistics, activations shrink layer after layer (the
+    outputs of MobileNetV3 and EfficientNet end near 1e-9 and 1e-14), so output comparisons are
+    dominated by round-off. Calibrated statistics normalise every layer as in a trained model.
+    """
+    norms = [m for m in module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # cumulative average over the calibration batches
+    module.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            module(*(torch.randn(batch_size, *shape[1:]) for shape in shapes))
+    module.eval()
+
+
+def write_atomically(path, write):
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def make(name, out_dir, force):
+    make_module, shapes = MODELS[name]
+    path = os.path.join(out_dir, f"{name}.pt")
+    if os.path.exists(path) and not force:
+        print(f"{path}: exists")
+        return
+    torch.manual_seed(0)
+    module = make_module()
+    calibrate_batchnorm(module, shapes)
+    module.eval()
+    inputs = tuple(torch.randn(*shape) for shape in shapes)
+    with torch.no_grad():
+        traced = torch.jit.trace(module, inputs, check_trace=False)
+    write_atomically(path, lambda tmp: traced.save(tmp))
+
+    def write_shapes(tmp):
+        with open(tmp, "w") as f:
+            for shape in shapes:
+                f.write("x".join(str(d) for d in shape) + "\n")
+    write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes)
+    print(f"{path}: traced {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help=f"models to make (default: all): {', '.join(MODELS)}")
+    parser.add_argument("--out", default="models", help="output folder (default: models)")
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for name in args.names or list(MODELS):
+        make(name, args.out, args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
