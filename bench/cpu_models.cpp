@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       results.push_back(entry);
     }
     fmt::print("aitune-bench-models on {} ({} hardware threads, LibTorch {}.{}, {} intra-op "
-               "threads), NumSteps(10 warm-up, 20 timed)\n{}",
+               "threads), default settings (interleaved race, confident median rule)\n{}",
                bench::machine_json()["cpu"].get<std::string>(), std::thread::hardware_concurrency(),
                TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, at::get_num_threads(), table);
     nlohmann::json json{

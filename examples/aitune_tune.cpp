@@ -34,7 +34,13 @@ Tunes a TorchScript model for the lowest latency at batch size 1 and prints the 
                        and fp16 on CUDA); known: eager, frozen, optimized, channels_last, bf16,
                        fp16, perturbed (a canary the correctness check must reject)
   --samples N          random samples to tune and check on (default 1)
-  --stable             measure until latency is stable (StableWindow) instead of 10+20 calls
+  --time-budget S      stop measuring after S seconds and decide on what was measured
+                       (default 60)
+  --sequential         time each backend alone, one after another (aitune's schedule; uses
+                       less memory) instead of in interleaved rounds
+  --stable             with --sequential: time until latency is stable (StableWindow)
+  --aitune-rule        decide by aitune's rule (lowest mean, strict <) instead of ours
+                       (faster with confidence, by at least 2 %)
   --no-validation      do not fall back to TorchEager when no candidate beats it
   --json FILE          also write the report as JSON (schema in README.md)
   --help               this text
@@ -55,6 +61,9 @@ struct Options {
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
   int samples = 1;
   bool stable = false;
+  bool sequential = false;
+  bool aitune_rule = false;
+  double time_budget_s = 60.0;
   bool validation = true;
   std::optional<std::filesystem::path> json;
 };
@@ -102,6 +111,19 @@ Options parse_arguments(int argc, char** argv) {
       options.samples = static_cast<int>(count);
     } else if (arg == "--stable") {
       options.stable = true;
+    } else if (arg == "--sequential") {
+      options.sequential = true;
+    } else if (arg == "--aitune-rule") {
+      options.aitune_rule = true;
+    } else if (arg == "--time-budget") {
+      const std::string text(value());
+      char* end = nullptr;
+      const double seconds = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(seconds > 0.0) || seconds > 1e6) {
+        throw UsageError{
+            fmt::format("--time-budget must be a positive number of seconds, got '{}'", text)};
+      }
+      options.time_budget_s = seconds;
     } else if (arg == "--no-validation") {
       options.validation = false;
     } else if (arg == "--json") {
@@ -117,6 +139,9 @@ Options parse_arguments(int argc, char** argv) {
   }
   if (options.model.empty()) throw UsageError{"no model given"};
   if (options.inputs.empty()) throw UsageError{"give at least one --input SHAPE"};
+  if (options.stable && !options.sequential) {
+    throw UsageError{"--stable is a stop rule of the sequential schedule: add --sequential"};
+  }
   return options;
 }
 
@@ -178,9 +203,13 @@ int run(const Options& options) {
   }
 
   ProfilingConfig profiling;
+  profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
+  if (options.sequential) profiling.set_schedule(Schedule::sequential);
   if (options.stable) profiling.set_stop_rule(StableWindow());
   const auto config = StrategyConfig{}
                           .enable_performance_validation(options.validation)
+                          .set_decision_rule(options.aitune_rule ? DecisionRule::aitune_mean
+                                                                 : DecisionRule::confident_median)
                           .set_profiling(profiling)
                           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();

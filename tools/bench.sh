@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
 # Runs a benchmark program on demand; each prints a table and writes JSON to build/ci/bench/.
+#   tools/bench.sh selection  selection quality: thousands of simulated tunings (ours vs aitune),
+#                             then decision stability on a real model (MobileNetV3-Small)
 #   tools/bench.sh models     tune the five CPU models (traced first) with the default candidates
 #   tools/bench.sh overhead   TunedModule::forward vs calling the selected backend directly
+#   tools/bench.sh trace      real per-call latencies: noise, drift and the first call after a switch
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
 case "$which" in
-  models) target=aitune-bench-models ;;
-  overhead) target=aitune-bench-overhead ;;
-  *) echo "usage: tools/bench.sh models|overhead" >&2; exit 2 ;;
+  selection) targets=(aitune-bench-selection aitune-bench-selection-real) ;;
+  models) targets=(aitune-bench-models) ;;
+  overhead) targets=(aitune-bench-overhead) ;;
+  trace) targets=(aitune-bench-latency-trace) ;;
+  *) echo "usage: tools/bench.sh selection|models|overhead|trace" >&2; exit 2 ;;
 esac
 tools/install-deps.sh
 cmake --preset ci >/dev/null
-cmake --build --preset ci --target "$target"
-mkdir -p build/ci/bench
+cmake --build --preset ci --target "${targets[@]}"
+out=build/ci/bench
+mkdir -p "$out"
+make_models() { /usr/bin/python3 tools/make_models.py --out models "$@"; }
 case "$which" in
+  selection)
+    "$out/aitune-bench-selection" --tunings 2000 --json "$out/selection.json"
+    make_models mobilenet_v3_small
+    "$out/aitune-bench-selection-real" models/mobilenet_v3_small.pt 1x3x224x224 --runs 10 \
+      --budget-s 20 --json "$out/selection_real.json" ;;
   models)
-    /usr/bin/python3 tools/make_models.py --out models resnet18 mobilenet_v3_small squeezenet1_1 \
-      efficientnet_b0 transformer_encoder
-    build/ci/bench/aitune-bench-models --models-dir models --json build/ci/bench/models.json ;;
+    make_models resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder
+    "$out/aitune-bench-models" --models-dir models --json "$out/models.json" ;;
   overhead)
-    build/ci/bench/aitune-bench-overhead build/ci/bench/overhead.json ;;
+    "$out/aitune-bench-overhead" "$out/overhead.json" ;;
+  trace)
+    make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
+    for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \
+                "resnet18 frozen optimized" "efficientnet_b0 optimized bf16"; do
+      set -- $spec
+      "$out/aitune-bench-latency-trace" "models/$1.pt" 1x3x224x224 "$2" "$3" 400 \
+        "$out/trace_$1.json"
+    done ;;
 esac

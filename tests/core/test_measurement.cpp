@@ -156,8 +156,15 @@ TEST_CASE("The profiling loop warms up, then times until the stop rule is done",
   FakeBackend backend(behaviour);
   backend.build(model, one_sample());
   VirtualTimer timer(model.clock);
-  const auto times =
+  const auto timed =
       time_backend(backend, std::span<const double>(one_sample()), NumSteps(2, 3), timer);
-  CHECK(times == std::vector<double>{1, 2, 3});
+  CHECK(timed.measured_ms == std::vector<double>{1, 2, 3});
+  CHECK(timed.calls == 5);
   CHECK(backend.calls() == 5);
+  // A budget smaller than the calls take ends the measurement with a clear error.
+  FakeBackend slow("Slow", 10.0);
+  slow.build(model, one_sample());
+  CHECK_THROWS_WITH(
+      time_backend(slow, std::span<const double>(one_sample()), NumSteps(2, 3), timer, 25.0),
+      Catch::Contains("over its time budget"));
 }

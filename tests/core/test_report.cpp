@@ -82,7 +82,13 @@ TEST_CASE("The report shows every candidate with status, reason, statistics and 
   CHECK(json["candidates"][0]["selected"] == true);
   CHECK(json["candidates"][0]["speedup"] == Approx(5.0));
   CHECK(json["candidates"][0]["latency_ms"]["median"] == Approx(2.0));
-  CHECK(json["candidates"][0]["latency_ms"]["n"] == 20);
+  // Interleaved: the kept calls of each block (the first is discarded) in every round it ran.
+  CHECK(json["candidates"][0]["latency_ms"]["n"] ==
+        RaceConfig{}.kept_calls_per_block() *
+            json["candidates"][0]["vs_baseline"]["paired_rounds"].get<int>());
+  CHECK(json["candidates"][0]["vs_baseline"]["ratio"] == Approx(0.2));
+  CHECK(json["measurement"]["schedule"] == "interleaved");
+  CHECK(json["measurement"]["stop_reason"] == "settled");
   CHECK(json["candidates"][1]["status"] == "build failed");
   CHECK(json["candidates"][1]["reason"] == "scripted build failure");
   CHECK(json["candidates"][1]["latency_ms"].is_null());

@@ -309,7 +309,13 @@ TEST_CASE("describe() names the strategy and lists every candidate", "[strategy]
   const std::string text = strategy.describe();
   CHECK_THAT(text, Catch::StartsWith("name: Min Latency Strategy"));
   CHECK_THAT(text, Catch::Contains("1. A()") && Catch::Contains("2. B()"));
-  CHECK_THAT(text, Catch::Contains("stop rule: NumSteps(warmup=10, measured=20)"));
+  CHECK_THAT(text, Catch::Contains("schedule: interleaved"));
+  CHECK_THAT(text, Catch::Contains("race: interleaved rounds of 2 call(s) (first discarded)"));
+  CHECK_THAT(text, Catch::Contains("decision rule: confident median"));
+  auto sequential = make_strategy(
+      model, {FakeBackend("A", 1.0)},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  CHECK_THAT(sequential.describe(), Catch::Contains("stop rule: NumSteps(warmup=10, measured=20)"));
   CHECK_THAT(text, Catch::Contains("batch sizes: [1]"));
 }
 
@@ -323,7 +329,7 @@ TEST_CASE("After tuning, the sink gets a speedup line with both latencies", "[st
       "10.000 ms"));
   // Progress is indented by depth.
   CHECK(sink.contains("  [1/1] Quick()"));
-  CHECK(sink.contains("    latency: 2.500 ms (4.00x vs baseline)"));
+  CHECK(sink.contains("    Quick(): latency 2.500 ms (4.00x vs baseline)"));
 }
 
 TEST_CASE("When the baseline wins, the sink says so with its description and latency",
@@ -342,7 +348,9 @@ TEST_CASE("A latency that never settles under StableWindow fails that candidate 
   FakeBehaviour jumpy;
   jumpy.name = "Jumpy";
   jumpy.latencies_ms = {1.0, 5.0};
-  auto config = StrategyConfig{}.set_profiling(ProfilingConfig{}.set_stop_rule(StableWindow()));
+  // StableWindow is a stop rule of the sequential schedule.
+  auto config = StrategyConfig{}.set_profiling(
+      ProfilingConfig{}.set_schedule(Schedule::sequential).set_stop_rule(StableWindow()));
   auto strategy = make_strategy(model, {FakeBackend(jumpy), FakeBackend("Steady", 2.0)}, config);
   auto result = strategy.tune(model, one_sample());
   CHECK(entry(result.report, "Jumpy()").status == CandidateStatus::measure_failed);

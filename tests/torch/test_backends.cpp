@@ -15,9 +15,11 @@ using namespace aitune::testing;
 
 namespace {
 
+/// A short race (looks after 4, 6 and 9 rounds): these tests check behaviour, not speed.
 StrategyConfig quick_config(SinkRecorder* sink = nullptr) {
   return StrategyConfig{}
-      .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(2, 5)))
+      .set_profiling(
+          ProfilingConfig{}.set_race(RaceConfig{}.set_looks(4, 1.5, 3).set_max_rounds(9)))
       .set_sink(sink ? sink->sink() : null_sink());
 }
 

@@ -4,6 +4,7 @@
 /// @file
 /// The exception hierarchy: everything aitune throws derives from aitune::Error.
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -38,5 +39,19 @@ class NoCorrectBackendError : public Error {
  public:
   using Error::Error;
 };
+
+namespace detail {
+/// The message of the exception being handled, for reports ("unknown exception" for types not
+/// derived from std::exception).
+inline std::string current_exception_message() {
+  try {
+    throw;
+  } catch (const std::exception& error) {
+    return error.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+}  // namespace detail
 
 }  // namespace aitune

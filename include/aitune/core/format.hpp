@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <string>
 
 namespace aitune {
@@ -18,6 +19,15 @@ namespace aitune {
 /// `2.41x`
 [[nodiscard]] inline std::string format_speedup(double speedup) {
   return fmt::format("{:.2f}x", speedup);
+}
+
+/// `ratio 0.712 [0.690, 0.731]`; a bound the data cannot give yet (too few rounds for the
+/// level) is written `-`.
+[[nodiscard]] inline std::string format_ratio(double ratio, double low, double high) {
+  const auto bound = [](double value) {
+    return std::isfinite(value) ? fmt::format("{:.3f}", value) : std::string("-");
+  };
+  return fmt::format("{:.3f} [{}, {}]", ratio, bound(low), bound(high));
 }
 
 }  // namespace aitune

@@ -4,14 +4,20 @@
 /// @file
 /// MinLatencyStrategy: selects the backend with the lowest latency at batch size 1.
 ///
-/// The baseline (TorchEager for LibTorch backends, from aitune::baseline_traits) is profiled in
-/// pre_tune when performance validation is on; it is not added to the candidates. With
-/// validation on, the strategy falls back to the baseline when no candidate beats it. With
-/// validation off, the best candidate wins and tuning throws when every candidate fails.
+/// The baseline (TorchEager for LibTorch backends, from aitune::baseline_traits) is measured
+/// when performance validation is on; it is not added to the candidates. With validation on,
+/// the strategy keeps the baseline unless a candidate displaces it; with validation off, the
+/// best candidate wins and tuning throws when every candidate fails.
+///
+/// By default backends are measured together in interleaved rounds (latency_race.hpp) and
+/// compared with the noise-aware rule of latency_decision.hpp; the sequential schedule and the
+/// aitune rule (mean, strict <) remain available.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/format.hpp"
+#include "aitune/core/latency_decision.hpp"
+#include "aitune/core/latency_race.hpp"
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/profiling_config.hpp"
 #include "aitune/core/profiling_loop.hpp"
@@ -20,6 +26,10 @@
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/timer.hpp"
 
+#include <fmt/format.h>
+
+#include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +43,7 @@ class MinLatencyStrategy
     : public ProfilingTuneStrategy<MinLatencyStrategy<B, T>, B, MinLatencyProfilingResult, T> {
   using Base = ProfilingTuneStrategy<MinLatencyStrategy<B, T>, B, MinLatencyProfilingResult, T>;
   friend Base;
+  using Result = MinLatencyProfilingResult;
 
  public:
   static constexpr std::string_view title = "Min Latency Strategy";
@@ -41,20 +52,31 @@ class MinLatencyStrategy
 
   explicit MinLatencyStrategy(std::vector<B> candidates,
                               StrategyConfig config = {}) requires std::default_initializable<T>
-      : Base(std::move(candidates), std::move(config), T{}) {}
+      : MinLatencyStrategy(std::move(candidates), std::move(config), T{}) {}
 
   MinLatencyStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
-      : Base(std::move(candidates), std::move(config), std::move(timer)) {}
+      : Base(std::move(candidates), std::move(config), std::move(timer)),
+        decision_tail_alpha_(this->config().profiling().race().alpha()) {}
 
-  /// Lower latency is better; equal latencies are not.
-  [[nodiscard]] static bool is_better(const MinLatencyProfilingResult& result,
-                                      const MinLatencyProfilingResult& other) noexcept {
-    return result.latency < other.latency;
+  /// Does `result` (listed later) rank above `other`? Confident rule: its paired median ratio
+  /// to `other` is below 1 - tie_margin (a near tie keeps the one listed first). aitune rule:
+  /// a lower mean.
+  [[nodiscard]] bool is_better(const Result& result, const Result& other) const {
+    if (rule() == DecisionRule::aitune_mean) return result.stats.mean < other.stats.mean;
+    return displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
+                            race().tie_margin());
   }
 
-  /// How many times faster `result` is than `baseline`.
-  [[nodiscard]] static double speedup(const MinLatencyProfilingResult& result,
-                                      const MinLatencyProfilingResult& baseline) noexcept {
+  /// Does `result` displace the baseline? Confident rule: faster with confidence and by at
+  /// least the minimum gain. aitune rule: a strictly lower mean.
+  [[nodiscard]] bool displaces_baseline(const Result& result, const Result& baseline) const {
+    if (rule() == DecisionRule::aitune_mean) return result.stats.mean < baseline.stats.mean;
+    return aitune::displaces_baseline(result.rounds, result.samples_ms, baseline.rounds,
+                                      baseline.samples_ms, decision_tail_alpha_, race().min_gain());
+  }
+
+  /// How many times faster `result` is than `baseline` (medians).
+  [[nodiscard]] static double speedup(const Result& result, const Result& baseline) noexcept {
     return baseline.latency / result.latency;
   }
 
@@ -68,14 +90,93 @@ class MinLatencyStrategy
     return format_ms(latency_ms);
   }
 
-  /// Profiles `backend` at batch size 1; the latency is the median of the timed calls.
-  [[nodiscard]] static MinLatencyProfilingResult
-  measure(B& backend, std::span<const typename B::sample_type> samples,
-          const ProfilingConfig& config, T& timer) {
-    const std::vector<double> times_ms = time_backend(backend, samples, config.stop_rule(), timer);
-    const LatencyStats stats = LatencyStats::from_samples(times_ms);
-    return MinLatencyProfilingResult(stats.median, stats);
+ private:
+  [[nodiscard]] DecisionRule rule() const { return this->config().decision_rule(); }
+  [[nodiscard]] const RaceConfig& race() const { return this->config().profiling().race(); }
+
+  [[nodiscard]] static Result make_result(std::vector<double> samples_ms, RoundSeries rounds,
+                                          std::size_t calls) {
+    const LatencyStats stats = LatencyStats::from_samples(samples_ms);
+    Result result(stats.median, stats);
+    result.samples_ms = std::move(samples_ms);
+    result.rounds = std::move(rounds);
+    result.calls = calls;
+    return result;
   }
+
+  /// The sequential schedule: `backend` alone, by the stop rule; the latency is the median.
+  [[nodiscard]] Result measure(B& backend, std::span<const typename B::sample_type> samples,
+                               const ProfilingConfig& config, T& timer, double budget_ms) const {
+    TimedCalls timed = time_backend(backend, samples, config.stop_rule(), timer, budget_ms);
+    return make_result(std::move(timed.measured_ms), {}, timed.calls);
+  }
+
+  /// The interleaved schedule: every entrant in one race.
+  void race(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes, double deadline_ms,
+            MeasurementReport& report) {
+    const ProfilingConfig& profiling = this->config().profiling();
+    LatencyRace<T> latency_race(profiling.race(), profiling.warmup(), this->timer(), this->log(),
+                                deadline_ms);
+    const RaceSummary summary = latency_race.run(entrants, lanes);
+    decision_tail_alpha_ = summary.tail_alpha;
+    report.rounds = summary.rounds;
+    report.looks = summary.looks;
+    report.stop_reason = summary.stop_reason;
+    report.confidence = 1.0 - 2.0 * summary.tail_alpha;
+  }
+
+  [[nodiscard]] static Result result_from_lane(const RaceLane& lane) {
+    return make_result(lane.kept_calls_ms, lane.rounds, lane.calls);
+  }
+
+  /// The paired ratio to the baseline at the decision's level (interleaved schedule only).
+  [[nodiscard]] std::optional<RatioReport> compare_with_baseline(const Result& result,
+                                                                 const Result& baseline) const {
+    const std::vector<double> ratios = paired_ratios(result.rounds, baseline.rounds);
+    if (ratios.empty()) return std::nullopt;
+    const MedianInterval ci = median_interval(ratios, decision_tail_alpha_);
+    return RatioReport{ci.median, ci.low, ci.high, 1.0 - 2.0 * decision_tail_alpha_, ci.n};
+  }
+
+  [[nodiscard]] std::string explain_candidate_selected(const Result& winner, const Result& baseline,
+                                                       const std::string& name) const {
+    if (rule() == DecisionRule::aitune_mean) {
+      return fmt::format("{} has the lowest mean ({} < the baseline's {}; aitune rule)", name,
+                         format_ms(winner.stats.mean), format_ms(baseline.stats.mean));
+    }
+    if (const auto ratio = compare_with_baseline(winner, baseline)) {
+      return fmt::format(
+          "{} is faster than the baseline with confidence and by at least {:.1f} %: its latency "
+          "is {:.3f}x the baseline's, {:.1f} % interval [{:.3f}, {:.3f}] over {} paired rounds",
+          name, race().min_gain() * 100.0, ratio->ratio, ratio->confidence * 100.0, ratio->low,
+          ratio->high, ratio->rounds);
+    }
+    return fmt::format("{} is faster than the baseline with confidence and by at least {:.1f} % "
+                       "(medians {} vs {}, measured apart)",
+                       name, race().min_gain() * 100.0, format_ms(winner.latency),
+                       format_ms(baseline.latency));
+  }
+
+  [[nodiscard]] std::string explain_baseline_kept(const Result& best, const Result& baseline,
+                                                  const std::string& name) const {
+    if (rule() == DecisionRule::aitune_mean) {
+      return fmt::format("no candidate had a lower mean; the best, {}, has {} vs {} (aitune rule)",
+                         name, format_ms(best.stats.mean), format_ms(baseline.stats.mean));
+    }
+    if (const auto ratio = compare_with_baseline(best, baseline)) {
+      return fmt::format(
+          "no candidate was faster with confidence by at least {:.1f} %; the best, {}, is {:.3f}x "
+          "the baseline, {:.1f} % interval [{:.3f}, {:.3f}] over {} paired rounds",
+          race().min_gain() * 100.0, name, ratio->ratio, ratio->confidence * 100.0, ratio->low,
+          ratio->high, ratio->rounds);
+    }
+    return fmt::format("no candidate was faster with confidence by at least {:.1f} %; the best, "
+                       "{}, has a median of {} vs the baseline's {}",
+                       race().min_gain() * 100.0, name, format_ms(best.latency),
+                       format_ms(baseline.latency));
+  }
+
+  double decision_tail_alpha_;
 };
 
 }  // namespace aitune

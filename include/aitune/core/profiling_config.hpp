@@ -5,13 +5,16 @@
 /// How a strategy profiles each backend.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/race_config.hpp"
 #include "aitune/core/stop_rules.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <concepts>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -23,7 +26,47 @@ class ProfilingConfig {
  public:
   ProfilingConfig() = default;
 
-  /// Any StopRule; the config keeps an immutable shared copy.
+  /// Interleaved (the default) or sequential (aitune's; for candidates that cannot all be
+  /// resident at once).
+  ProfilingConfig& set_schedule(Schedule schedule) {
+    schedule_ = schedule;
+    return *this;
+  }
+  [[nodiscard]] Schedule schedule() const noexcept { return schedule_; }
+
+  /// The interleaved race's settings.
+  ProfilingConfig& set_race(RaceConfig race) {
+    race_ = std::move(race);
+    return *this;
+  }
+  [[nodiscard]] const RaceConfig& race() const noexcept { return race_; }
+
+  /// The interleaved schedule's adaptive warm-up.
+  ProfilingConfig& set_warmup(WarmupConfig warmup) {
+    warmup_ = warmup;
+    return *this;
+  }
+  [[nodiscard]] const WarmupConfig& warmup() const noexcept { return warmup_; }
+
+  /// The whole tuning may take this long (ms); when it runs out the race stops and decides on
+  /// what it has, and candidates not yet measured are marked failed. Default: no limit.
+  ProfilingConfig& set_time_budget_ms(double budget_ms) {
+    time_budget_ms_ = require_budget(budget_ms, "time budget");
+    return *this;
+  }
+  [[nodiscard]] double time_budget_ms() const noexcept { return time_budget_ms_; }
+
+  /// One candidate may take this long (ms) to build, check and measure; a candidate over it is
+  /// marked failed with that reason. Default: no limit.
+  ProfilingConfig& set_candidate_time_budget_ms(double budget_ms) {
+    candidate_time_budget_ms_ = require_budget(budget_ms, "candidate time budget");
+    return *this;
+  }
+  [[nodiscard]] double candidate_time_budget_ms() const noexcept {
+    return candidate_time_budget_ms_;
+  }
+
+  /// The sequential schedule's StopRule; the config keeps an immutable shared copy.
   template <std::derived_from<StopRule> Rule>
   ProfilingConfig& set_stop_rule(Rule rule) {
     stop_rule_ = std::make_shared<const Rule>(std::move(rule));
@@ -52,6 +95,19 @@ class ProfilingConfig {
   [[nodiscard]] const std::vector<int>& batch_sizes() const noexcept { return batch_sizes_; }
 
  private:
+  static double require_budget(double budget_ms, const char* what) {
+    if (!(budget_ms > 0.0)) {
+      throw ConfigError(
+          fmt::format("the {} must be a positive number of ms, got {}", what, budget_ms));
+    }
+    return budget_ms;
+  }
+
+  Schedule schedule_ = Schedule::interleaved;
+  RaceConfig race_{};
+  WarmupConfig warmup_{};
+  double time_budget_ms_ = std::numeric_limits<double>::infinity();
+  double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
   std::vector<int> batch_sizes_{1};
 };

@@ -6,21 +6,27 @@
 /// metric (aitune's ProfilingTuneStrategy):
 ///
 ///   pre_tune   build the baseline; keep its outputs as the reference for the correctness
-///              check; profile it when performance validation is on;
-///   per candidate: build -> correctness check -> measure -> keep the best by is_better,
-///              deactivate the others (a failure at any step is recorded with its reason and
-///              the tuning goes on);
-///   resolve    the best candidate, or the baseline when validation is on and no candidate
-///              beats it (or all failed); activate the winner;
+///              check; with performance validation on, profile it (sequential schedule) or
+///              enter it in the race (interleaved schedule);
+///   per candidate: build -> correctness check -> (sequential) measure and keep the best by
+///              is_better; a failure at any step is recorded with its reason, the candidate is
+///              deactivated, and the tuning goes on;
+///   (interleaved) measure the baseline and every built candidate together, then keep the
+///              best by is_better in list order; deactivate the others;
+///   resolve    the best candidate if it displaces the baseline (displaces_baseline), else the
+///              baseline when validation is on; activate the winner;
 ///   post_tune  write the summary lines.
 ///
-/// `Derived` supplies the ranking: `measure(backend, samples, profiling_config, timer)`,
-/// `is_better(a, b)`, `speedup(result, baseline)`, `adjust_profiling_config(config)`,
+/// `Derived` supplies the metric: `measure(backend, samples, config, timer, budget_ms)`
+/// (sequential), `race(entrants, lanes, report)` and `result_from_lane(lane)` (interleaved),
+/// `is_better(a, b)`, `displaces_baseline(result, baseline)`, `speedup(result, baseline)`,
+/// `compare_with_baseline(result, baseline)`, `adjust_profiling_config(config)`,
 /// `format_metric(value)` and the constants `title`, `metric_label` and `metric_unit`.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/latency_race.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/core/results.hpp"
@@ -29,8 +35,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,19 +55,6 @@ struct TuneResult {
 
   [[nodiscard]] bool baseline_selected() const noexcept { return report.baseline_selected; }
 };
-
-namespace detail {
-/// The message of the exception being handled, for reports.
-inline std::string current_exception_message() {
-  try {
-    throw;
-  } catch (const std::exception& error) {
-    return error.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-}  // namespace detail
 
 template <class Derived, Backend B, ProfilingResult Result, Timer T>
 class ProfilingTuneStrategy {
@@ -81,16 +76,21 @@ class ProfilingTuneStrategy {
           "the candidates of this strategy were consumed by an earlier tune() (the backend type "
           "is not copyable); construct a new strategy to tune again");
     }
+    const ProfilingConfig profiling = profiling_config();
     const double start_ms = timer_.now_ms();
-    Run run{model, samples, {}, {}, {}, {}};
+    Run run{model, samples, profiling, start_ms + profiling.time_budget_ms(), {}, {}, {}, {}, {}};
     run.report.strategy = std::string(Derived::title);
     run.report.module = std::move(module_name);
+    run.report.measurement.schedule = std::string(to_string(profiling.schedule()));
+    run.report.measurement.decision_rule = std::string(to_string(config_.decision_rule()));
 
     pre_tune(run);
     for (std::size_t index = 0; index < candidates_.size(); ++index) {
-      tune_candidate(run, index);
+      prepare_candidate(run, index);
     }
+    if (profiling.schedule() == Schedule::interleaved) measure_together(run);
     if constexpr (!std::copy_constructible<B>) consumed_ = true;
+    run.report.measurement.calls = calls_made(run.report);
     TuneResult<B> result = resolve(run);
     result.report.tuning_time_ms = timer_.now_ms() - start_ms;
     post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
@@ -128,7 +128,13 @@ class ProfilingTuneStrategy {
                         Derived::metric_unit, fmt::join(profiling.batch_sizes(), ", "));
     text += fmt::format("performance validation: {}\n", on_off(config_.performance_validation()));
     text += fmt::format("correctness check: {}\n", on_off(config_.correctness_check()));
-    text += fmt::format("stop rule: {}\n", profiling.stop_rule().describe());
+    text += fmt::format("decision rule: {}\n", to_string(config_.decision_rule()));
+    text += fmt::format("schedule: {}\n", to_string(profiling.schedule()));
+    if (profiling.schedule() == Schedule::interleaved) {
+      text += fmt::format("race: {}\n", profiling.race().describe());
+    } else {
+      text += fmt::format("stop rule: {}\n", profiling.stop_rule().describe());
+    }
     text += fmt::format("candidates ({}):\n", descriptions_.size());
     for (std::size_t i = 0; i < descriptions_.size(); ++i) {
       text += fmt::format("  {}. {}\n", i + 1, descriptions_[i]);
@@ -149,6 +155,8 @@ class ProfilingTuneStrategy {
     }
   }
 
+  [[nodiscard]] const Logger& log() const noexcept { return log_; }
+
  private:
   struct Best {
     std::size_t index;
@@ -156,13 +164,23 @@ class ProfilingTuneStrategy {
     Result result;
   };
 
+  /// A built, checked candidate waiting for the interleaved measurement.
+  struct Contender {
+    std::size_t index;
+    B backend;
+    double spent_ms;  ///< on its build and check
+  };
+
   /// The state of one tune() call.
   struct Run {
     const model_type& model;
     std::span<const sample_type> samples;
+    ProfilingConfig profiling;
+    double deadline_ms;
     TuneReport report;
-    std::optional<B> baseline;  ///< built and profiled: the fallback
+    std::optional<B> baseline;  ///< built and measured (or to be measured): the fallback
     std::vector<output_type> reference_outputs;
+    std::vector<Contender> contenders;
     std::optional<Best> best;
   };
 
@@ -174,6 +192,13 @@ class ProfilingTuneStrategy {
     } else {
       return std::move(candidates_[index]);
     }
+  }
+
+  static std::size_t calls_made(const TuneReport& report) {
+    std::size_t calls = report.baseline ? report.baseline->calls : 0;
+    for (const auto& candidate : report.candidates)
+      calls += candidate.calls;
+    return calls;
   }
 
   /// Deactivation must not end the tuning, but its failure is reported.
@@ -204,6 +229,7 @@ class ProfilingTuneStrategy {
       log_.info(1, fmt::format("baseline {}", entry.backend));
       const double start_ms = timer_.now_ms();
       std::string_view step = "build";
+      const bool measure_now = validate && run.profiling.schedule() == Schedule::sequential;
       try {
         baseline.build(run.model, run.samples);
         if (check) {
@@ -211,11 +237,10 @@ class ProfilingTuneStrategy {
           for (const auto& sample : run.samples)
             run.reference_outputs.push_back(baseline.infer(sample));
         }
-        if (validate) {
+        if (measure_now) {
           step = "measure";
-          baseline_result_ = self().measure(baseline, run.samples, profiling_config(), timer_);
-          entry.latency = baseline_result_->stats;
-          entry.speedup = 1.0;
+          baseline_result_ = self().measure(baseline, run.samples, run.profiling, timer_,
+                                            remaining_ms(run, start_ms));
         }
       } catch (...) {
         entry.status =
@@ -229,13 +254,27 @@ class ProfilingTuneStrategy {
       }
       entry.tuning_time_ms = timer_.now_ms() - start_ms;
       if (baseline_result_) {
+        entry.latency = baseline_result_->stats;
+        entry.speedup = 1.0;
+        entry.calls = baseline_result_->calls;
         log_.info(2, fmt::format("{}: {}", Derived::metric_label,
                                  Derived::format_metric(baseline_result_->metric())));
       }
-      deactivate_quietly(baseline);  // frees it; activated again only if it is selected
-      if (baseline_result_) run.baseline.emplace(std::move(baseline));
+      const bool keep = entry.status == CandidateStatus::ok && validate;
+      // The interleaved race measures the baseline later, so it stays active until then;
+      // otherwise it is freed now and activated again only if it is selected.
+      if (!keep || measure_now) deactivate_quietly(baseline);
+      if (keep) run.baseline.emplace(std::move(baseline));
       run.report.baseline = std::move(entry);
     }
+  }
+
+  /// What a step that started at `start_ms` may still spend: the candidate's own budget and
+  /// the tuning's, whichever ends first.
+  double remaining_ms(const Run& run, double start_ms) const {
+    const double now = timer_.now_ms();
+    return std::min(run.profiling.candidate_time_budget_ms() - (now - start_ms),
+                    run.deadline_ms - now);
   }
 
   OutputCheck check_outputs(B& candidate, const Run& run) {
@@ -253,7 +292,8 @@ class ProfilingTuneStrategy {
     return OutputCheck::ok();
   }
 
-  void tune_candidate(Run& run, std::size_t index) {
+  /// Build and check one candidate; with the sequential schedule, measure it and let it compete.
+  void prepare_candidate(Run& run, std::size_t index) {
     B candidate = take_candidate(index);
     CandidateReport entry{candidate.describe(), candidate.key()};
     log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), entry.backend));
@@ -263,11 +303,14 @@ class ProfilingTuneStrategy {
       entry.reason = std::move(reason);
     };
 
-    std::optional<Result> result;
-    try {
-      candidate.build(run.model, run.samples);
-    } catch (...) {
-      fail(CandidateStatus::build_failed, detail::current_exception_message());
+    if (timer_.now_ms() > run.deadline_ms) {
+      fail(CandidateStatus::measure_failed, "not tried: the tuning's time budget was spent");
+    } else {
+      try {
+        candidate.build(run.model, run.samples);
+      } catch (...) {
+        fail(CandidateStatus::build_failed, detail::current_exception_message());
+      }
     }
     if (entry.status == CandidateStatus::ok && config_.correctness_check()) {
       try {
@@ -278,72 +321,170 @@ class ProfilingTuneStrategy {
              fmt::format("correctness check: {}", detail::current_exception_message()));
       }
     }
-    if (entry.status == CandidateStatus::ok) {
+    if (entry.status == CandidateStatus::ok &&
+        timer_.now_ms() - start_ms > run.profiling.candidate_time_budget_ms()) {
+      fail(CandidateStatus::measure_failed,
+           fmt::format("over its time budget: building and checking it took {:.1f} s",
+                       (timer_.now_ms() - start_ms) / 1000.0));
+    }
+    std::optional<Result> result;
+    if (entry.status == CandidateStatus::ok && run.profiling.schedule() == Schedule::sequential) {
       try {
-        result = self().measure(candidate, run.samples, profiling_config(), timer_);
+        result = self().measure(candidate, run.samples, run.profiling, timer_,
+                                remaining_ms(run, start_ms));
       } catch (...) {
         fail(CandidateStatus::measure_failed, detail::current_exception_message());
       }
     }
     entry.tuning_time_ms = timer_.now_ms() - start_ms;
-
-    if (!result) {
-      log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
-      deactivate_quietly(candidate);
-      run.report.candidates.push_back(std::move(entry));
-      return;
-    }
-    entry.latency = result->stats;
-    record_against_baseline(entry, *result);
-    log_.info(2, fmt::format("{}: {}{}", Derived::metric_label,
-                             Derived::format_metric(result->metric()),
-                             entry.speedup
-                                 ? fmt::format(" ({} vs baseline)", format_speedup(*entry.speedup))
-                                 : std::string()));
+    const double spent_ms = entry.tuning_time_ms;
+    const bool ok = entry.status == CandidateStatus::ok;
+    if (!ok) log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
     run.report.candidates.push_back(std::move(entry));
+    if (!ok) {
+      deactivate_quietly(candidate);
+    } else if (result) {
+      record_result(run, index, *result);
+      compete(run, index, std::move(candidate), std::move(*result));
+    } else {
+      run.contenders.push_back(Contender{index, std::move(candidate), spent_ms});
+    }
+  }
 
-    if (!run.best || self().is_better(*result, run.best->result)) {
+  /// The interleaved schedule: the baseline and every built candidate, measured together.
+  void measure_together(Run& run) {
+    std::vector<RaceEntrant> entrants;
+    std::vector<B*> backends;
+    const auto enter = [&](B& backend, bool is_baseline, double budget_ms) {
+      backends.push_back(&backend);
+      entrants.push_back(RaceEntrant{backend.describe(), is_baseline,
+                                     [&backend, &run, next = std::size_t{0}]() mutable {
+                                       (void)backend.infer(
+                                           run.samples[next++ % run.samples.size()]);
+                                     },
+                                     budget_ms});
+    };
+    if (run.baseline) enter(*run.baseline, true, std::numeric_limits<double>::infinity());
+    for (auto& contender : run.contenders) {
+      enter(contender.backend, false,
+            run.profiling.candidate_time_budget_ms() - contender.spent_ms);
+    }
+    if (entrants.empty()) return;
+    log_.info(1, fmt::format("measuring {} backend(s) together", entrants.size()));
+    std::vector<RaceLane> lanes;
+    self().race(entrants, lanes, run.deadline_ms, run.report.measurement);
+
+    std::size_t lane = 0;
+    if (run.baseline) {
+      CandidateReport& entry = *run.report.baseline;
+      entry.calls = lanes[lane].calls;
+      if (lanes[lane].failure || lanes[lane].kept_calls_ms.empty()) {
+        entry.status = CandidateStatus::measure_failed;
+        entry.reason = lanes[lane].failure.value_or("not measured");
+        log_.warn(1, fmt::format("baseline {} failed to measure; the performance check is "
+                                 "skipped and tuning goes on with the candidates ({})",
+                                 entry.backend, entry.reason));
+        deactivate_quietly(*run.baseline);
+        run.baseline.reset();
+      } else {
+        baseline_result_ = self().result_from_lane(lanes[lane]);
+        entry.latency = baseline_result_->stats;
+        entry.speedup = 1.0;
+      }
+      ++lane;
+    }
+    for (auto& contender : run.contenders) {
+      const RaceLane& measured = lanes[lane++];
+      CandidateReport& entry = run.report.candidates[contender.index];
+      entry.calls = measured.calls;
+      entry.tuning_time_ms = contender.spent_ms + measured.time_ms;
+      if (measured.failure || measured.kept_calls_ms.empty()) {
+        entry.status = CandidateStatus::measure_failed;
+        entry.reason = measured.failure.value_or("not measured: the race ended first");
+        deactivate_quietly(contender.backend);
+        continue;
+      }
+      Result result = self().result_from_lane(measured);
+      record_result(run, contender.index, result);
+      if (measured.dropped) {
+        entry.note = fmt::format("left the race after {} of its rounds: confidently slower",
+                                 measured.rounds.count());
+        deactivate_quietly(contender.backend);
+        continue;
+      }
+      compete(run, contender.index, std::move(contender.backend), std::move(result));
+    }
+    run.contenders.clear();
+  }
+
+  /// Keeps the better of `candidate` and the best so far; deactivates the other.
+  void compete(Run& run, std::size_t index, B candidate, Result result) {
+    if (!run.best || self().is_better(result, run.best->result)) {
       if (run.best) deactivate_quietly(run.best->backend);
-      run.best.emplace(Best{index, std::move(candidate), *result});
+      run.best.emplace(Best{index, std::move(candidate), std::move(result)});
     } else {
       deactivate_quietly(candidate);
     }
   }
 
-  void record_against_baseline(CandidateReport& entry, const Result& result) {
-    if (!baseline_result_) return;
-    const double metric = result.metric();
-    const double baseline_metric = baseline_result_->metric();
-    if (!(metric > 0.0) || !(baseline_metric > 0.0)) return;
-    const double speedup = Derived::speedup(result, *baseline_result_);
-    entry.speedup = speedup;
-    perf_validation_results_.push_back(
-        PerfValidationResult{entry.backend, metric, baseline_metric, speedup, speedup >= 1.0});
+  /// Fills a measured candidate's report entry and its perf-validation entry.
+  void record_result(Run& run, std::size_t index, const Result& result) {
+    CandidateReport& entry = run.report.candidates[index];
+    entry.latency = result.stats;
+    if (entry.calls == 0) entry.calls = result.calls;
+    if (baseline_result_) {
+      const double metric = result.metric();
+      const double baseline_metric = baseline_result_->metric();
+      if (metric > 0.0 && baseline_metric > 0.0) {
+        const double speedup = Derived::speedup(result, *baseline_result_);
+        entry.speedup = speedup;
+        entry.vs_baseline = self().compare_with_baseline(result, *baseline_result_);
+        perf_validation_results_.push_back(
+            PerfValidationResult{entry.backend, metric, baseline_metric, speedup, speedup >= 1.0});
+      }
+    }
+    log_.info(2, fmt::format("{}: {} {}{}", entry.backend, Derived::metric_label,
+                             Derived::format_metric(result.metric()),
+                             entry.speedup
+                                 ? fmt::format(" ({} vs baseline)", format_speedup(*entry.speedup))
+                                 : std::string()));
   }
 
-  TuneResult<B> select_baseline(Run& run) {
+  TuneResult<B> select_baseline(Run& run, std::string why) {
     run.baseline->activate();
     run.report.baseline->selected = true;
     run.report.baseline_selected = true;
     run.report.selected = run.report.baseline->backend;
     run.report.selected_key = run.report.baseline->key;
+    run.report.decision = std::move(why);
     return TuneResult<B>{std::move(*run.baseline), std::move(run.report)};
   }
 
   TuneResult<B> resolve(Run& run) {
     if (run.best) {
-      if (run.baseline && !self().is_better(run.best->result, *baseline_result_)) {
+      if (run.baseline && baseline_result_ &&
+          !self().displaces_baseline(run.best->result, *baseline_result_)) {
         deactivate_quietly(run.best->backend);
-        return select_baseline(run);
+        return select_baseline(run,
+                               self().explain_baseline_kept(run.best->result, *baseline_result_,
+                                                            descriptions_[run.best->index]));
       }
+      if (run.baseline) deactivate_quietly(*run.baseline);
       CandidateReport& winner = run.report.candidates[run.best->index];
       winner.selected = true;
       run.report.selected = winner.backend;
       run.report.selected_key = winner.key;
+      run.report.decision =
+          baseline_result_ ? self().explain_candidate_selected(run.best->result, *baseline_result_,
+                                                               winner.backend)
+                           : "the best candidate (performance validation is off or the "
+                             "baseline could not be measured)";
       run.best->backend.activate();
       return TuneResult<B>{std::move(run.best->backend), std::move(run.report)};
     }
-    if (run.baseline) return select_baseline(run);
+    if (run.baseline && baseline_result_) {
+      return select_baseline(run, "no candidate could be measured");
+    }
 
     std::string considered;
     for (const auto& candidate : run.report.candidates) {
@@ -359,9 +500,9 @@ class ProfilingTuneStrategy {
   /// `winner` is the selected candidate's result (null when the baseline was selected).
   void post_tune(const TuneReport& report, const Result* winner) {
     if (report.baseline_selected) {
-      log_.info(0, fmt::format("{}: Baseline was selected: {} at {} (no candidate was faster)",
-                               report.module, report.selected,
-                               Derived::format_metric(baseline_result_->metric())));
+      log_.info(0, fmt::format("{}: Baseline was selected: {} at {} ({})", report.module,
+                               report.selected, Derived::format_metric(baseline_result_->metric()),
+                               report.decision));
       return;
     }
     const CandidateReport* selected = report.selected_candidate();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,14 +33,38 @@ enum class CandidateStatus { ok, build_failed, incorrect, measure_failed };
   return "unknown";
 }
 
+/// A backend's latency relative to the baseline's: the median of the paired per-round ratios
+/// (this / baseline) and its sign-test interval.
+struct RatioReport {
+  double ratio = 1.0;
+  double low = 0.0;
+  double high = 0.0;
+  double confidence = 0.0;  ///< two-sided level of [low, high]
+  std::size_t rounds = 0;   ///< paired rounds behind it
+};
+
+/// How the measurement went.
+struct MeasurementReport {
+  std::string schedule;       ///< interleaved or sequential
+  std::string decision_rule;  ///< confident median or aitune mean
+  std::size_t rounds = 0;
+  int looks = 0;
+  std::size_t calls = 0;  ///< every call made to measure, warm-up included
+  std::string stop_reason;
+  double confidence = 0.0;  ///< two-sided level of the intervals the decision used
+};
+
 /// One backend as the report shows it (a candidate, or the baseline).
 struct CandidateReport {
   std::string backend;  ///< describe()
   std::string key;      ///< key()
   CandidateStatus status = CandidateStatus::ok;
-  std::string reason{};                   ///< why it failed; empty when ok
-  std::optional<LatencyStats> latency{};  ///< milliseconds; absent when not measured
-  std::optional<double> speedup{};        ///< baseline latency / this latency
+  std::string reason{};                      ///< why it failed; empty when ok
+  std::optional<LatencyStats> latency{};     ///< milliseconds; absent when not measured
+  std::optional<double> speedup{};           ///< baseline latency / this latency
+  std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
+  std::size_t calls = 0;                     ///< calls made to measure it
+  std::string note{};                        ///< e.g. why it left the race early
   bool selected = false;
   double tuning_time_ms = 0.0;  ///< time spent building, checking and measuring it
 };
@@ -52,6 +77,8 @@ struct TuneReport {
   std::string selected{};      ///< description of the selected backend
   std::string selected_key{};  ///< its key
   bool baseline_selected = false;
+  std::string decision{};  ///< why the selected backend was selected, in one sentence
+  MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
 
   [[nodiscard]] const CandidateReport* selected_candidate() const {
@@ -79,6 +106,20 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
       candidate.latency ? stats_to_json(*candidate.latency) : nlohmann::json(nullptr);
   json["speedup"] =
       candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json(nullptr);
+  json["vs_baseline"] = nullptr;
+  if (candidate.vs_baseline) {
+    const RatioReport& r = *candidate.vs_baseline;
+    const auto bound = [](double value) {  // too few rounds for this level: no bound (null)
+      return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+    };
+    json["vs_baseline"] = {{"ratio", r.ratio},
+                           {"ci_low", bound(r.low)},
+                           {"ci_high", bound(r.high)},
+                           {"confidence", r.confidence},
+                           {"paired_rounds", r.rounds}};
+  }
+  json["calls"] = candidate.calls;
+  json["note"] = candidate.note;
   return json;
 }
 
@@ -91,7 +132,13 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
                       {"selected", report.selected},
                       {"selected_key", report.selected_key},
                       {"baseline_selected", report.baseline_selected},
+                      {"decision", report.decision},
                       {"tuning_time_ms", report.tuning_time_ms}};
+  const MeasurementReport& m = report.measurement;
+  json["measurement"] = {{"schedule", m.schedule},    {"decision_rule", m.decision_rule},
+                         {"rounds", m.rounds},        {"looks", m.looks},
+                         {"calls", m.calls},          {"stop_reason", m.stop_reason},
+                         {"confidence", m.confidence}};
   json["baseline"] =
       report.baseline ? detail::candidate_to_json(*report.baseline) : nlohmann::json(nullptr);
   json["candidates"] = nlohmann::json::array();
@@ -101,7 +148,9 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
   return json;
 }
 
-/// The report as a table for people: one row per backend, then the reasons of the failures.
+/// The report as a table for people: one row per backend (median, p90, coefficient of
+/// variation, the paired ratio to the baseline with its interval, speedup, calls), then the
+/// reasons and notes, the measurement, and the decision.
 [[nodiscard]] inline std::string render_table(const TuneReport& report) {
   std::size_t name_width = 7;  // "backend"
   const auto widen = [&](const CandidateReport& row) {
@@ -112,21 +161,31 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
     widen(candidate);
   name_width += 2;
 
+  const bool with_ratios = report.measurement.confidence > 0.0;
   std::string out =
       fmt::format("{} - module '{}' (batch size 1)\n", report.strategy, report.module);
-  constexpr std::string_view row_format = "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>12}{:>9}{:>9}\n";
-  out += fmt::format(row_format, "backend", name_width, "role", "status", "median", "p90", "mean",
-                     "cv", "speedup");
+  constexpr std::string_view row_format = "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}\n";
+  out += fmt::format(row_format, "backend", name_width, "role", "status", "median", "p90", "cv",
+                     with_ratios
+                         ? fmt::format("ratio [{:.1f} % CI]", report.measurement.confidence * 100.0)
+                         : std::string("ratio"),
+                     "speedup", "calls");
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto cell = [&](double LatencyStats::*field) {
       return row.latency ? format_ms((*row.latency).*field) : std::string("-");
     };
-    out += fmt::format(row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend),
-                       name_width, role, to_string(row.status), cell(&LatencyStats::median),
-                       cell(&LatencyStats::p90), cell(&LatencyStats::mean),
-                       row.latency ? fmt::format("{:.1f} %", row.latency->cv * 100.0)
-                                   : std::string("-"),
-                       row.speedup ? format_speedup(*row.speedup) : std::string("-"));
+    std::string ratio = "-";
+    if (row.vs_baseline) {
+      ratio = format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high);
+    } else if (row.speedup) {
+      ratio = fmt::format("{:.3f}", 1.0 / *row.speedup);
+    }
+    out += fmt::format(
+        row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend), name_width, role,
+        to_string(row.status), cell(&LatencyStats::median), cell(&LatencyStats::p90),
+        row.latency ? fmt::format("{:.1f} %", row.latency->cv * 100.0) : std::string("-"), ratio,
+        row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"));
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {
@@ -139,12 +198,24 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
       notes +=
           fmt::format("  {} {}: {}: {}\n", label, row.backend, to_string(row.status), row.reason);
     }
+    if (!row.note.empty()) notes += fmt::format("  {} {}: {}\n", label, row.backend, row.note);
   };
   if (report.baseline) note("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {
     note(fmt::format("#{}", i + 1), report.candidates[i]);
   }
-  if (!notes.empty()) out += "reasons:\n" + notes;
+  if (!notes.empty()) out += "notes:\n" + notes;
+  const MeasurementReport& m = report.measurement;
+  if (m.schedule == "interleaved") {
+    out += fmt::format("measurement: interleaved schedule, {} rule, {} rounds, {} looks, {} calls; "
+                       "{}\n",
+                       m.decision_rule, m.rounds, m.looks, m.calls,
+                       m.stop_reason.empty() ? std::string("done") : m.stop_reason);
+  } else if (!m.schedule.empty()) {
+    out += fmt::format("measurement: {} schedule, {} rule, {} calls\n", m.schedule, m.decision_rule,
+                       m.calls);
+  }
+  if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   out += fmt::format("selected: {}{}\n", report.selected,
                      report.baseline_selected ? " (the baseline)" : "");
   return out;

@@ -5,11 +5,14 @@
 /// What profiling a backend produces, and the performance-validation verdicts.
 
 #include "aitune/core/latency_stats.hpp"
+#include "aitune/core/paired_rounds.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <concepts>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace aitune {
 
@@ -31,6 +34,9 @@ struct BackendProfilingResult {
 /// of the timed calls, a statistic the tail of the distribution does not drag).
 struct MinLatencyProfilingResult : BackendProfilingResult {
   double latency = 0.0;
+  std::vector<double> samples_ms{};  ///< the timed calls the statistics describe
+  RoundSeries rounds{};              ///< per-round block values (interleaved schedule)
+  std::size_t calls = 0;             ///< all calls made to measure it (warm-up included)
 
   MinLatencyProfilingResult() = default;
   explicit MinLatencyProfilingResult(double latency_ms, LatencyStats latency_stats = {})

@@ -31,6 +31,14 @@ class StrategyConfig {
   }
   [[nodiscard]] bool correctness_check() const noexcept { return correctness_check_; }
 
+  /// How results are compared (default: the noise-aware confident median; the aitune rule is
+  /// kept for comparison).
+  StrategyConfig& set_decision_rule(DecisionRule rule) {
+    decision_rule_ = rule;
+    return *this;
+  }
+  [[nodiscard]] DecisionRule decision_rule() const noexcept { return decision_rule_; }
+
   StrategyConfig& set_profiling(ProfilingConfig profiling) {
     profiling_ = std::move(profiling);
     return *this;
@@ -47,6 +55,7 @@ class StrategyConfig {
  private:
   bool performance_validation_ = true;
   bool correctness_check_ = true;
+  DecisionRule decision_rule_ = DecisionRule::confident_median;
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
 };

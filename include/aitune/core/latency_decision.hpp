@@ -1,0 +1,166 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The noise-aware latency decision, as pure functions over per-round series:
+///
+/// - between candidates, in the order they are listed, a later one displaces the leader when
+///   its paired median ratio to the leader is below 1 - tie_margin (a near tie goes to the one
+///   listed first);
+/// - a candidate displaces the baseline only when the upper bound of its paired ratio to the
+///   baseline is below 1 (faster with confidence) and its median ratio is at most 1 - min_gain
+///   (faster by at least the minimum practical gain).
+///
+/// Series without common rounds (the sequential schedule) fall back to unpaired comparisons.
+
+#include "aitune/core/format.hpp"
+#include "aitune/core/latency_stats.hpp"
+#include "aitune/core/median_interval.hpp"
+#include "aitune/core/paired_rounds.hpp"
+#include "aitune/core/race_config.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace aitune {
+
+/// `ratio 0.712 [0.690, 0.731]`
+[[nodiscard]] inline std::string format_ratio(const MedianInterval& ci) {
+  return "ratio " + format_ratio(ci.median, ci.low, ci.high);
+}
+
+/// Does `challenger` (listed later) take the lead from `leader`? Paired when the two share
+/// rounds, else on the medians of their calls.
+[[nodiscard]] inline bool displaces_leader(const RoundSeries& challenger, double challenger_median,
+                                           const RoundSeries& leader, double leader_median,
+                                           double tie_margin) {
+  const std::vector<double> ratios = paired_ratios(challenger, leader);
+  if (!ratios.empty()) return median_of(ratios) < 1.0 - tie_margin;
+  return challenger_median < leader_median * (1.0 - tie_margin);
+}
+
+/// Does `candidate` displace the baseline? `tail_alpha` is the error each interval bound may
+/// make (the level of the race's last look).
+[[nodiscard]] inline bool displaces_baseline(const RoundSeries& candidate,
+                                             std::span<const double> candidate_calls,
+                                             const RoundSeries& baseline,
+                                             std::span<const double> baseline_calls,
+                                             double tail_alpha, double min_gain) {
+  if (!paired_ratios(candidate, baseline).empty()) {
+    const MedianInterval ci = paired_ratio(candidate, baseline, tail_alpha);
+    return ci.high < 1.0 && ci.median <= 1.0 - min_gain;
+  }
+  // Measured apart: both medians' intervals must be separated, and the gain large enough.
+  const MedianInterval c = median_interval(candidate_calls, tail_alpha);
+  const MedianInterval b = median_interval(baseline_calls, tail_alpha);
+  return c.high < b.low && c.median <= (1.0 - min_gain) * b.median;
+}
+
+/// One backend as a look sees it.
+struct LaneView {
+  const RoundSeries* rounds = nullptr;
+  bool is_baseline = false;
+  bool alive = false;  ///< still racing (not failed, not dropped) and measured
+};
+
+/// The leader among the live candidates (never the baseline), by displaces_leader in list
+/// order; none when no candidate is alive.
+[[nodiscard]] inline std::optional<std::size_t> rank_leader(std::span<const LaneView> lanes,
+                                                            double tie_margin) {
+  std::optional<std::size_t> leader;
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    if (lanes[i].is_baseline || !lanes[i].alive) continue;
+    if (!leader ||
+        displaces_leader(*lanes[i].rounds, 0.0, *lanes[*leader].rounds, 0.0, tie_margin)) {
+      leader = i;
+    }
+  }
+  return leader;
+}
+
+struct LookVerdict {
+  std::optional<std::size_t> leader;
+  std::optional<std::size_t> runner_up;               ///< the closest rival (the baseline counts)
+  std::optional<MedianInterval> runner_up_vs_leader;  ///< its ratio to the leader
+  std::optional<MedianInterval> leader_vs_baseline;
+  std::vector<std::size_t> drop;
+  std::map<std::size_t, std::string> drop_reasons;
+  bool settled = false;
+};
+
+/// Judges the race at one look with bounds at `tail_alpha`: who leads, who is dropped (a rival
+/// confidently slower than the leader, or confidently unable to beat the baseline by the
+/// minimum gain), and whether the decision is settled: no rival can still be faster than the
+/// leader by more than the practical margin (min_gain) - the lower bound of its ratio to the
+/// leader is at least 1 - min_gain, so keeping the leader costs at most that margin - and the
+/// leader is confidently faster than the baseline or confidently short of the minimum gain.
+[[nodiscard]] inline LookVerdict judge_look(std::span<const LaneView> lanes,
+                                            std::optional<std::size_t> baseline,
+                                            const RaceConfig& race, double tail_alpha) {
+  LookVerdict verdict;
+  verdict.leader = rank_leader(lanes, race.tie_margin());
+  if (!verdict.leader) {
+    verdict.settled = true;
+    return verdict;
+  }
+  const std::size_t leader = *verdict.leader;
+  const bool with_baseline = baseline && lanes[*baseline].alive;
+  const double low_enough = 1.0 - race.min_gain();
+  bool settled = true;
+  double closest = 0.0;  // the largest leader/rival ratio: the rival nearest the leader
+  const auto consider_runner_up = [&](std::size_t i, const MedianInterval& rival_over_leader) {
+    const double leader_over_rival = 1.0 / rival_over_leader.median;
+    if (!verdict.runner_up || leader_over_rival > closest) {
+      verdict.runner_up = i;
+      verdict.runner_up_vs_leader = rival_over_leader;
+      closest = leader_over_rival;
+    }
+  };
+
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    if (i == leader || lanes[i].is_baseline || !lanes[i].alive) continue;
+    const MedianInterval vs_leader =
+        paired_ratio(*lanes[i].rounds, *lanes[leader].rounds, tail_alpha);
+    if (vs_leader.low > 1.0) {
+      verdict.drop.push_back(i);
+      verdict.drop_reasons[i] =
+          fmt::format("confidently slower than the leader ({})", format_ratio(vs_leader));
+      continue;
+    }
+    if (with_baseline) {
+      const MedianInterval vs_baseline =
+          paired_ratio(*lanes[i].rounds, *lanes[*baseline].rounds, tail_alpha);
+      if (vs_baseline.low > low_enough) {
+        verdict.drop.push_back(i);
+        verdict.drop_reasons[i] =
+            fmt::format("cannot beat the baseline by {:.1f} % ({} to the baseline)",
+                        race.min_gain() * 100.0, format_ratio(vs_baseline));
+        continue;
+      }
+    }
+    const bool practically_tied =
+        vs_leader.low >= 1.0 - race.min_gain() && vs_leader.high <= 1.0 + race.min_gain();
+    if (!practically_tied) settled = false;
+    consider_runner_up(i, vs_leader);
+  }
+
+  if (with_baseline) {
+    const MedianInterval vs_baseline =
+        paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, tail_alpha);
+    verdict.leader_vs_baseline = vs_baseline;
+    const bool answered = vs_baseline.high < 1.0 || vs_baseline.low > low_enough;
+    if (!answered) settled = false;
+    consider_runner_up(*baseline,
+                       paired_ratio(*lanes[*baseline].rounds, *lanes[leader].rounds, tail_alpha));
+  }
+  verdict.settled = settled;
+  return verdict;
+}
+
+}  // namespace aitune

@@ -1,0 +1,283 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The interleaved latency race.
+///
+/// 1. Warm-up: each backend is called until its latency stops falling (WarmupConfig).
+/// 2. Rounds: every backend still racing runs a block of calls, in a freshly shuffled order
+///    each round (seeded), so drift hits everyone alike. The first call of a block may be
+///    discarded (it pays for caches the previous backend evicted); the block's value is the
+///    median of its kept calls.
+/// 3. Looks, at growing round counts: the leader is ranked (latency_decision.hpp); every rival's
+///    paired ratio to the leader gets a sign-test interval at the look's share of alpha. A rival
+///    confidently slower than the leader, or one that confidently cannot beat the baseline by the
+///    minimum gain, is dropped (racing). The race is settled when every rival is either
+///    confidently slower or within the practical margin of the leader, and the leader-vs-baseline
+///    question is answered either way.
+/// 4. Confirmation: once settled, the top two run `confirmation_rounds` more rounds alone and a
+///    last look decides; if it is no longer settled the race goes on.
+/// The race also ends when the tuning's time budget, the call budget, the round budget or the
+/// looks run out; the decision then uses the data it has.
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/format.hpp"
+#include "aitune/core/latency_decision.hpp"
+#include "aitune/core/latency_stats.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/paired_rounds.hpp"
+#include "aitune/core/race_config.hpp"
+#include "aitune/core/timer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune {
+
+/// One backend entering the race.
+struct RaceEntrant {
+  std::string name;
+  bool is_baseline = false;
+  std::function<void()> call;  ///< one inference on the backend's next sample
+  double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
+};
+
+/// What the race measured of one backend.
+struct RaceLane {
+  RoundSeries rounds;                 ///< block value per round (ms)
+  std::vector<double> kept_calls_ms;  ///< every timed call that counts
+  std::size_t warmup_calls = 0;
+  std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
+  double time_ms = 0.0;   ///< time spent in those calls
+  bool dropped = false;   ///< left the race early, confidently slower
+  std::optional<std::string> failure;
+};
+
+struct RaceSummary {
+  std::size_t rounds = 0;
+  int looks = 0;
+  std::size_t calls = 0;
+  std::string stop_reason;
+  double tail_alpha = 0.0;  ///< the per-bound error of the last look: the decision's level
+};
+
+namespace detail {
+/// Block values are medians of the kept calls.
+inline double block_value(std::vector<double> kept) {
+  std::sort(kept.begin(), kept.end());
+  return quantile_of_sorted(kept, 0.5);
+}
+}  // namespace detail
+
+template <Timer T>
+class LatencyRace {
+ public:
+  LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, T& timer, const Logger& log,
+              double deadline_ms)
+      : race_(race), warmup_(warmup), timer_(timer), log_(log), deadline_ms_(deadline_ms),
+        random_(race.seed()) {}
+
+  /// Runs the race. `lanes` receives one entry per entrant, in the same order.
+  RaceSummary run(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes) {
+    entrants_ = &entrants;
+    lanes_ = &lanes;
+    lanes.assign(entrants.size(), RaceLane{});
+    for (std::size_t i = 0; i < entrants.size(); ++i) {
+      if (entrants[i].is_baseline) baseline_ = i;
+    }
+    for (std::size_t i = 0; i < entrants.size(); ++i)
+      warm_up(i);
+
+    int next_look_round = race_.look_round(1);
+    while (summary_.stop_reason.empty()) {
+      const std::vector<std::size_t> racing = still_racing();
+      if (racing.empty()) {
+        summary_.stop_reason = "no backend left to measure";
+        break;
+      }
+      run_round(racing);
+      if (!summary_.stop_reason.empty()) break;
+      if (static_cast<int>(summary_.rounds) < next_look_round) continue;
+      next_look_round = race_.look_round(summary_.looks + 2);
+      if (look() && confirm()) summary_.stop_reason = "settled";
+      if (summary_.stop_reason.empty() && summary_.looks >= race_.max_looks()) {
+        summary_.stop_reason = fmt::format("all {} looks used", race_.max_looks());
+      }
+    }
+    // A budget that ends the race between looks leaves data no look has judged: judging it is
+    // one more look, with that look's share of alpha (or the last share, if none is left).
+    if (summary_.stop_reason != "settled" && static_cast<int>(summary_.rounds) > last_look_round_ &&
+        summary_.looks < race_.max_looks()) {
+      (void)look();
+    }
+    summary_.tail_alpha = race_.tail_alpha(std::max(summary_.looks, 1));
+    for (const auto& lane : lanes)
+      summary_.calls += lane.calls;
+    return summary_;
+  }
+
+ private:
+  std::vector<std::size_t> still_racing() const {
+    std::vector<std::size_t> racing;
+    for (std::size_t i = 0; i < lanes_->size(); ++i) {
+      const RaceLane& lane = (*lanes_)[i];
+      if (!lane.failure && !lane.dropped) racing.push_back(i);
+    }
+    return racing;
+  }
+
+  /// Times one call of entrant `i`; false (with the lane failed) when it throws or the
+  /// backend's own budget is spent.
+  bool timed_call(std::size_t i, double& ms) {
+    RaceEntrant& entrant = (*entrants_)[i];
+    RaceLane& lane = (*lanes_)[i];
+    try {
+      ms = timer_.measure(entrant.call).ms();
+    } catch (...) {
+      lane.failure = detail::current_exception_message();
+      log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
+      return false;
+    }
+    ++lane.calls;
+    lane.time_ms += ms;
+    if (lane.time_ms > entrant.time_budget_ms) {
+      lane.failure =
+          fmt::format("over its time budget: {:.1f} s spent measuring it", lane.time_ms / 1000.0);
+      log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
+      return false;
+    }
+    return true;
+  }
+
+  void warm_up(std::size_t i) {
+    RaceLane& lane = (*lanes_)[i];
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int call = 1; call <= warmup_.max_calls(); ++call) {
+      double ms = 0.0;
+      if (!timed_call(i, ms)) return;
+      ++lane.warmup_calls;
+      const bool falling = ms < warmup_.settle_ratio() * fastest;
+      fastest = std::min(fastest, ms);
+      if (call >= warmup_.min_calls() && !falling) break;
+    }
+  }
+
+  void run_round(std::vector<std::size_t> order) {
+    std::shuffle(order.begin(), order.end(), random_);
+    const auto round = summary_.rounds;
+    for (std::size_t i : order) {
+      std::vector<double> kept;
+      bool ok = true;
+      for (int call = 0; call < race_.block_calls() && ok; ++call) {
+        double ms = 0.0;
+        ok = timed_call(i, ms);
+        const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
+        if (ok && !discarded) kept.push_back(ms);
+      }
+      if (!ok) continue;
+      RaceLane& lane = (*lanes_)[i];
+      lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
+      lane.rounds.set(round, detail::block_value(std::move(kept)));
+    }
+    ++summary_.rounds;
+    if (timer_.now_ms() > deadline_ms_) {
+      summary_.stop_reason = "the tuning's time budget was spent";
+    } else if (static_cast<int>(summary_.rounds) >= race_.max_rounds()) {
+      summary_.stop_reason = fmt::format("the round budget ({}) was spent", race_.max_rounds());
+    } else if (total_calls() >= race_.max_calls()) {
+      summary_.stop_reason = fmt::format("the call budget ({}) was spent", race_.max_calls());
+    }
+  }
+
+  std::int64_t total_calls() const {
+    std::int64_t calls = 0;
+    for (const auto& lane : *lanes_)
+      calls += static_cast<std::int64_t>(lane.calls);
+    return calls;
+  }
+
+  std::vector<LaneView> views() const {
+    std::vector<LaneView> views;
+    for (std::size_t i = 0; i < lanes_->size(); ++i) {
+      const RaceLane& lane = (*lanes_)[i];
+      views.push_back(LaneView{&lane.rounds, (*entrants_)[i].is_baseline,
+                               !lane.failure && !lane.dropped && lane.rounds.count() > 0});
+    }
+    return views;
+  }
+
+  /// One look: drops the clearly slower, returns whether the decision is settled. A
+  /// confirmation re-check reuses the level of the look it confirms: the decision is taken only
+  /// when both agree, so its error stays within that look's share of alpha.
+  bool look(bool recheck = false) {
+    if (!recheck) ++summary_.looks;
+    last_look_round_ = static_cast<int>(summary_.rounds);
+    const double tail = race_.tail_alpha(summary_.looks);
+    const std::vector<LaneView> lanes = views();
+    const LookVerdict verdict = judge_look(lanes, baseline_, race_, tail);
+    for (std::size_t i : verdict.drop) {
+      (*lanes_)[i].dropped = true;
+      log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, verdict.drop_reasons.at(i)));
+    }
+    log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
+                             recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
+                             tail, describe_look(verdict)));
+    last_verdict_ = verdict;
+    return verdict.settled;
+  }
+
+  std::string describe_look(const LookVerdict& verdict) const {
+    if (!verdict.leader) return "no candidate left";
+    std::string text = fmt::format("leader {}", (*entrants_)[*verdict.leader].name);
+    if (verdict.leader_vs_baseline) {
+      const auto& ci = *verdict.leader_vs_baseline;
+      text += fmt::format(", to the baseline {}", format_ratio(ci));
+    }
+    if (verdict.runner_up && verdict.runner_up_vs_leader &&
+        !(*entrants_)[*verdict.runner_up].is_baseline) {
+      text += fmt::format(", closest rival {} at {}", (*entrants_)[*verdict.runner_up].name,
+                          format_ratio(*verdict.runner_up_vs_leader));
+    }
+    return text + (verdict.settled ? ", settled" : "");
+  }
+
+  /// After a settled look: the top two race alone for a few rounds, then a last look. Returns
+  /// whether the decision is still settled (false sends the race on).
+  bool confirm() {
+    if (race_.confirmation_rounds() == 0 || !last_verdict_.leader || !last_verdict_.runner_up) {
+      return true;
+    }
+    const std::vector<std::size_t> top_two{*last_verdict_.leader, *last_verdict_.runner_up};
+    for (int r = 0; r < race_.confirmation_rounds() && summary_.stop_reason.empty(); ++r) {
+      run_round(top_two);
+    }
+    if (!summary_.stop_reason.empty()) return false;  // a budget ran out: decide as is
+    return look(/*recheck=*/true);
+  }
+
+  const RaceConfig& race_;
+  const WarmupConfig& warmup_;
+  T& timer_;
+  const Logger& log_;
+  double deadline_ms_;
+  std::mt19937_64 random_;
+  std::vector<RaceEntrant>* entrants_ = nullptr;
+  std::vector<RaceLane>* lanes_ = nullptr;
+  std::optional<std::size_t> baseline_;
+  RaceSummary summary_;
+  LookVerdict last_verdict_;
+  int last_look_round_ = 0;
+};
+
+}  // namespace aitune

@@ -1,0 +1,205 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Settings of the interleaved measurement ("the race"), its adaptive warm-up and the decision
+/// rule. Defaults are justified in README.md ("How the measurement decides").
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/stop_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace aitune {
+
+/// How backends are timed.
+enum class Schedule {
+  /// All built candidates and the baseline are resident and timed in rounds, in a freshly
+  /// shuffled order each round, a short block of calls each (the default).
+  interleaved,
+  /// aitune's: each backend is timed alone, one after another, by the StopRule. Use it when
+  /// the candidates cannot all be resident at once (memory): losers are freed as it goes.
+  sequential,
+};
+
+[[nodiscard]] constexpr std::string_view to_string(Schedule schedule) noexcept {
+  return schedule == Schedule::interleaved ? "interleaved" : "sequential";
+}
+
+/// How results are compared.
+enum class DecisionRule {
+  /// A candidate displaces the baseline only when it is faster with confidence (the upper
+  /// bound of its latency ratio to the baseline is below 1) and by at least the minimum
+  /// practical gain; between candidates the lower median wins and a near tie goes to the one
+  /// listed first (the default).
+  confident_median,
+  /// aitune's: lower mean latency wins, strict `<`, no confidence. Kept for comparison.
+  aitune_mean,
+};
+
+[[nodiscard]] constexpr std::string_view to_string(DecisionRule rule) noexcept {
+  return rule == DecisionRule::confident_median ? "confident median" : "aitune mean";
+}
+
+/// Warm-up that adapts: call until latency stops falling (the JIT's profiling runs and cold
+/// caches settle after a few calls), within [min_calls, max_calls]. A call counts as falling
+/// when it is below `settle_ratio` times the fastest earlier warm-up call.
+class WarmupConfig {
+ public:
+  WarmupConfig& set_min_calls(int calls) {
+    min_calls_ = detail::require_at_least(calls, 1, "warm-up min calls");
+    return *this;
+  }
+  WarmupConfig& set_max_calls(int calls) {
+    max_calls_ = detail::require_at_least(calls, 1, "warm-up max calls");
+    return *this;
+  }
+  WarmupConfig& set_settle_ratio(double ratio) {
+    settle_ratio_ = detail::require_ratio(ratio, "warm-up settle ratio");
+    return *this;
+  }
+  [[nodiscard]] int min_calls() const noexcept { return min_calls_; }
+  [[nodiscard]] int max_calls() const noexcept { return std::max(max_calls_, min_calls_); }
+  [[nodiscard]] double settle_ratio() const noexcept { return settle_ratio_; }
+
+ private:
+  int min_calls_ = 2;
+  int max_calls_ = 10;
+  double settle_ratio_ = 0.95;
+};
+
+/// The interleaved race: rounds of blocks, looks at growing round counts, a sequential
+/// sign-test decision with alpha spending, racing, and a confirmation round.
+class RaceConfig {
+ public:
+  /// Calls per backend per round (>= 1).
+  RaceConfig& set_block_calls(int calls) {
+    block_calls_ = detail::require_at_least(calls, 1, "block calls");
+    return *this;
+  }
+  /// Drop the first call of each block from the measurement: it pays for the caches the
+  /// previous backend evicted, which a server calling one model repeatedly does not.
+  RaceConfig& set_discard_first_call(bool discard) {
+    discard_first_call_ = discard;
+    return *this;
+  }
+  /// Rounds before the first look, the factor between look points (10, 15, 23, 35, ...) and
+  /// the number of looks.
+  RaceConfig& set_looks(int first_look_rounds, double growth, int max_looks) {
+    first_look_rounds_ =
+        detail::require_at_least(first_look_rounds, 1, "rounds before the first look");
+    if (!(growth > 1.0 && growth <= 10.0)) {
+      throw ConfigError(fmt::format("look growth must be within (1, 10], got {}", growth));
+    }
+    look_growth_ = growth;
+    max_looks_ = detail::require_at_least(max_looks, 1, "max looks");
+    return *this;
+  }
+  RaceConfig& set_max_rounds(int rounds) {
+    max_rounds_ = detail::require_at_least(rounds, 1, "max rounds");
+    return *this;
+  }
+  /// Calls of all backends together in the race (warm-up included).
+  RaceConfig& set_max_calls(std::int64_t calls) {
+    if (calls < 1) throw ConfigError(fmt::format("max calls must be at least 1, got {}", calls));
+    max_calls_ = calls;
+    return *this;
+  }
+  /// The probability of a false switch the whole sequential procedure allows (one-sided),
+  /// and the share of it the first look may spend.
+  RaceConfig& set_alpha(double alpha, double first_look_share = 0.4) {
+    if (!(alpha > 0.0 && alpha < 0.5)) {
+      throw ConfigError(fmt::format("alpha must be within (0, 0.5), got {}", alpha));
+    }
+    alpha_ = alpha;
+    first_look_share_ = detail::require_ratio(first_look_share, "first-look alpha share");
+    return *this;
+  }
+  /// The smallest speedup over the baseline worth switching for (0.02: 2 %).
+  RaceConfig& set_min_gain(double gain) {
+    min_gain_ = detail::require_ratio(gain, "minimum practical gain");
+    return *this;
+  }
+  /// Candidates within this fraction of each other are a near tie (the earlier listed wins).
+  RaceConfig& set_tie_margin(double margin) {
+    tie_margin_ = detail::require_ratio(margin, "tie margin");
+    return *this;
+  }
+  /// Rounds between the top two after the decision settles, before it is taken.
+  RaceConfig& set_confirmation_rounds(int rounds) {
+    confirmation_rounds_ = detail::require_at_least(rounds, 0, "confirmation rounds");
+    return *this;
+  }
+  /// The seed of the per-round shuffles (a tuning is reproducible for a given seed).
+  RaceConfig& set_seed(std::uint64_t seed) {
+    seed_ = seed;
+    return *this;
+  }
+
+  [[nodiscard]] int block_calls() const noexcept { return block_calls_; }
+  [[nodiscard]] bool discard_first_call() const noexcept { return discard_first_call_; }
+  [[nodiscard]] int kept_calls_per_block() const noexcept {
+    return discard_first_call_ && block_calls_ > 1 ? block_calls_ - 1 : block_calls_;
+  }
+  [[nodiscard]] int first_look_rounds() const noexcept { return first_look_rounds_; }
+  [[nodiscard]] double look_growth() const noexcept { return look_growth_; }
+  [[nodiscard]] int max_looks() const noexcept { return max_looks_; }
+  [[nodiscard]] int max_rounds() const noexcept { return max_rounds_; }
+  [[nodiscard]] std::int64_t max_calls() const noexcept { return max_calls_; }
+  [[nodiscard]] double alpha() const noexcept { return alpha_; }
+  [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
+  [[nodiscard]] double tie_margin() const noexcept { return tie_margin_; }
+  [[nodiscard]] int confirmation_rounds() const noexcept { return confirmation_rounds_; }
+  [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
+
+  /// The one-sided error each bound of look `look` (1-based) may make. The first look spends
+  /// `first_look_share` of alpha, the others split the rest equally; by the union bound the
+  /// probability that any look wrongly declares a candidate faster stays below alpha.
+  [[nodiscard]] double tail_alpha(int look) const {
+    if (look < 1) throw ConfigError("looks are counted from 1");
+    if (max_looks_ == 1) return alpha_;
+    if (look == 1) return alpha_ * first_look_share_;
+    return alpha_ * (1.0 - first_look_share_) / static_cast<double>(max_looks_ - 1);
+  }
+
+  /// The round count of look `look` (1-based): first_look_rounds * growth^(look - 1), rounded up.
+  [[nodiscard]] int look_round(int look) const {
+    double rounds = first_look_rounds_;
+    for (int i = 1; i < look; ++i)
+      rounds = std::ceil(rounds * look_growth_);
+    return static_cast<int>(rounds);
+  }
+
+  [[nodiscard]] std::string describe() const {
+    return fmt::format(
+        "interleaved rounds of {} call(s){}, looks at {}x{} rounds (at most {}), alpha {} "
+        "(first look {:.0f} %), min gain {:.1f} %, tie margin {:.1f} %, {} confirmation round(s), "
+        "max {} rounds",
+        block_calls_, discard_first_call_ ? " (first discarded)" : "", first_look_rounds_,
+        look_growth_, max_looks_, alpha_, first_look_share_ * 100.0, min_gain_ * 100.0,
+        tie_margin_ * 100.0, confirmation_rounds_, max_rounds_);
+  }
+
+ private:
+  // Defaults chosen with bench/selection_quality.cpp (README, "How the measurement decides").
+  int block_calls_ = 2;
+  bool discard_first_call_ = true;
+  int first_look_rounds_ = 10;
+  double look_growth_ = 1.5;
+  int max_looks_ = 9;
+  int max_rounds_ = 270;  // the 9th look: 10, 15, 23, 35, 53, 80, 120, 180, 270
+  std::int64_t max_calls_ = 100'000;
+  double alpha_ = 0.01;
+  double first_look_share_ = 0.4;
+  double min_gain_ = 0.02;
+  double tie_margin_ = 0.01;
+  int confirmation_rounds_ = 1;
+  std::uint64_t seed_ = 0x5eed;
+};
+
+}  // namespace aitune

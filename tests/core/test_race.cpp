@@ -1,0 +1,378 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// Trustworthy measurement: the median interval, paired rounds, the race and the decision rule.
+#include "support/fake_backend.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::testing;
+using Catch::Detail::Approx;
+
+namespace {
+
+/// A strategy over simulated backends on `machine`'s virtual clock.
+using SimStrategy = MinLatencyStrategy<SimulatedBackend, VirtualTimer>;
+
+SimStrategy make_sim_strategy(const SimulatedMachine& machine,
+                              std::vector<SimulatedBackend> candidates, StrategyConfig config = {},
+                              SinkRecorder* sink = nullptr) {
+  config.set_sink(sink ? sink->sink() : null_sink());
+  return SimStrategy(std::move(candidates), std::move(config), VirtualTimer(machine.clock));
+}
+
+/// Noise like this machine's typical backends (see the selection benchmark).
+LatencyModel noisy(double median_ms) {
+  return LatencyModel{median_ms, 0.08, 0.015, 1.5, 3.0, 0.05, {3.0, 1.5}};
+}
+
+const std::vector<double> one{1.0};
+
+RoundSeries series(std::vector<double> values) {
+  return RoundSeries{std::move(values)};
+}
+
+}  // namespace
+
+TEST_CASE("The sign-test rank follows the binomial distribution", "[median_interval]") {
+  // P(Bin(10, 1/2) <= 0) = 1/1024, P(<= 1) = 11/1024, P(<= 2) = 56/1024.
+  CHECK(sign_test_rank(10, 0.0005) == 0);
+  CHECK(sign_test_rank(10, 0.001) == 1);
+  CHECK(sign_test_rank(10, 0.011) == 2);
+  CHECK(sign_test_rank(10, 0.06) == 3);
+  CHECK(sign_test_rank(5, 0.01) == 0);  // 2^-5 > 0.01: too few values for this level
+  CHECK_THROWS_AS(sign_test_rank(10, 0.0), ConfigError);
+  CHECK_THROWS_AS(sign_test_rank(10, 0.5), ConfigError);
+}
+
+TEST_CASE("The median interval brackets the median and ignores missing rounds",
+          "[median_interval]") {
+  const std::vector<double> values{5, 1, 9, 3, 7, 2, 8, 4, 6, 10, std::nan("")};
+  const MedianInterval ci = median_interval(values, 0.011);
+  CHECK(ci.n == 10);
+  CHECK(ci.median == Approx(5.5));
+  CHECK(ci.low == 2);   // the 2nd smallest
+  CHECK(ci.high == 9);  // the 2nd largest
+  const MedianInterval too_few = median_interval(std::vector<double>{1, 2, 3}, 0.01);
+  CHECK(std::isinf(too_few.low));
+  CHECK(std::isinf(too_few.high));
+  CHECK(std::isnan(median_interval(std::vector<double>{}, 0.01).median));
+}
+
+TEST_CASE("The median interval covers the true median at its stated level", "[median_interval]") {
+  // 2000 samples of 30 heavy-tailed values (log-normal with spikes) whose median is 1.
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> body(0.0, 0.3);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  int covered = 0;
+  constexpr int trials = 2000;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<double> values;
+    for (int i = 0; i < 30; ++i)
+      values.push_back(body(random) * (coin(random) < 0.05 ? 4.0 : 1.0));
+    const MedianInterval ci = median_interval(values, 0.025);
+    // The spikes move the true median a little above 1: use the exact mixture median (~1.02).
+    covered += (ci.low <= 1.02 && 1.0 <= ci.high) ? 1 : 0;
+  }
+  CHECK(static_cast<double>(covered) / trials >= 0.94);  // nominal >= 95 %
+}
+
+TEST_CASE("Paired ratios use only the rounds both backends ran", "[paired]") {
+  RoundSeries a;
+  a.set(0, 2.0);
+  a.set(2, 3.0);
+  a.set(3, 4.0);
+  RoundSeries b;
+  b.set(0, 4.0);
+  b.set(1, 5.0);
+  b.set(3, 2.0);
+  CHECK(a.count() == 3);
+  CHECK_FALSE(a.has(1));
+  CHECK(paired_ratios(a, b) == std::vector<double>{0.5, 2.0});
+  CHECK(paired_ratio(a, b, 0.25).n == 2);
+}
+
+TEST_CASE("A look drops the clearly slower and knows when the decision is settled", "[decision]") {
+  const RaceConfig race;  // min gain 2 %, tie margin 1 %
+  const std::vector<double> ten(10, 1.0);
+  const RoundSeries baseline = series(std::vector<double>(12, 10.0));
+  const RoundSeries fast = series(std::vector<double>(12, 5.0));
+  const RoundSeries slow = series(std::vector<double>(12, 8.0));
+  const RoundSeries same_as_fast = series(std::vector<double>(12, 5.0));
+
+  std::vector<LaneView> lanes{{&baseline, true, true}, {&slow, false, true}, {&fast, false, true}};
+  LookVerdict verdict = judge_look(lanes, 0, race, 0.004);
+  CHECK(verdict.leader == 2u);
+  CHECK(verdict.drop == std::vector<std::size_t>{1});
+  CHECK(verdict.settled);
+  REQUIRE(verdict.leader_vs_baseline);
+  CHECK(verdict.leader_vs_baseline->median == Approx(0.5));
+
+  // Two equal candidates: the one listed first leads, and the tie is settled.
+  lanes = {{&baseline, true, true}, {&fast, false, true}, {&same_as_fast, false, true}};
+  verdict = judge_look(lanes, 0, race, 0.004);
+  CHECK(verdict.leader == 1u);
+  CHECK(verdict.drop.empty());
+  CHECK(verdict.settled);
+
+  // Noisy rounds around a ratio of 1: neither faster nor surely within 2 %: not settled.
+  std::vector<double> noisy_values;
+  for (int i = 0; i < 12; ++i)
+    noisy_values.push_back(i % 2 == 0 ? 8.0 : 12.0);
+  const RoundSeries wobbly = series(noisy_values);
+  lanes = {{&baseline, true, true}, {&wobbly, false, true}};
+  verdict = judge_look(lanes, 0, race, 0.004);
+  CHECK(verdict.leader == 1u);
+  CHECK_FALSE(verdict.settled);
+  (void)ten;
+}
+
+TEST_CASE("RaceConfig has documented defaults, spends alpha over its looks and checks values",
+          "[config]") {
+  const RaceConfig race;
+  CHECK(race.block_calls() == 2);
+  CHECK(race.discard_first_call());
+  CHECK(race.kept_calls_per_block() == 1);
+  CHECK(race.alpha() == 0.01);
+  CHECK(race.min_gain() == 0.02);
+  CHECK(race.tie_margin() == 0.01);
+  CHECK(race.look_round(1) == 10);
+  CHECK(race.look_round(2) == 15);
+  CHECK(race.look_round(3) == 23);
+  CHECK(race.look_round(9) == race.max_rounds());
+  double spent = 0.0;
+  for (int look = 1; look <= race.max_looks(); ++look)
+    spent += race.tail_alpha(look);
+  CHECK(spent == Approx(race.alpha()));  // the union bound keeps the promise
+  CHECK(race.tail_alpha(1) == Approx(0.004));
+
+  CHECK_THROWS_AS(RaceConfig{}.set_block_calls(0), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_looks(10, 1.0, 5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.0), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 1.5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_min_gain(-0.1), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_max_calls(0), ConfigError);
+  CHECK_THROWS_AS(WarmupConfig{}.set_min_calls(0), ConfigError);
+  CHECK_THROWS_AS(WarmupConfig{}.set_settle_ratio(2.0), ConfigError);
+  CHECK_THROWS_AS(ProfilingConfig{}.set_time_budget_ms(0.0), ConfigError);
+  CHECK_THROWS_AS(ProfilingConfig{}.set_candidate_time_budget_ms(-5.0), ConfigError);
+}
+
+TEST_CASE("Identical backends under noise: the baseline is kept and the report shows why",
+          "[race]") {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    SimulatedMachine machine(seed);
+    machine.baseline = noisy(10.0);
+    auto strategy = make_sim_strategy(machine, {SimulatedBackend("Same", noisy(10.0))});
+    const auto result = strategy.tune(machine, one);
+    CHECK(result.baseline_selected());
+    CHECK_THAT(result.report.decision,
+               Catch::StartsWith("no candidate was faster with confidence by at least 2.0 %"));
+    const auto& ratio = result.report.candidates[0].vs_baseline;
+    REQUIRE(ratio);
+    CHECK(ratio->low <= 1.0);
+    CHECK(ratio->high >= 0.98);
+    CHECK(result.report.measurement.schedule == "interleaved");
+  }
+}
+
+TEST_CASE("The aitune rule stays available: mean and strict <, no confidence", "[race]") {
+  // No noise, the candidate 0.5 % faster: aitune switches, the confident rule does not (gain
+  // below 2 %).
+  SimulatedMachine machine;
+  machine.baseline = LatencyModel{10.0};
+  const std::vector<SimulatedBackend> candidates{SimulatedBackend("Slightly", LatencyModel{9.95})};
+  auto aitune_rule =
+      make_sim_strategy(machine, candidates,
+                        StrategyConfig{}
+                            .set_decision_rule(DecisionRule::aitune_mean)
+                            .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  CHECK(aitune_rule.tune(machine, one).report.selected == "Slightly()");
+  auto confident = make_sim_strategy(machine, candidates);
+  CHECK(confident.tune(machine, one).baseline_selected());
+  CHECK_THAT(aitune_rule.describe(), Catch::Contains("decision rule: aitune mean"));
+}
+
+TEST_CASE("Interleaving cancels drift that misleads the sequential schedule", "[race]") {
+  // The machine slows by 30 % per second; the candidate is truly 5 % faster. Measured after the
+  // baseline, the candidate looks slower; in interleaved rounds the drift hits both alike.
+  const auto make_machine = [] {
+    SimulatedMachine machine(5);
+    machine.drift = Drift{0.0, 60'000.0, 0.0, 0.30};
+    machine.baseline = LatencyModel{10.0, 0.02};
+    return machine;
+  };
+  const std::vector<SimulatedBackend> candidates{
+      SimulatedBackend("Faster", LatencyModel{9.5, 0.02})};
+  SimulatedMachine sequential_machine = make_machine();
+  auto sequential =
+      make_sim_strategy(sequential_machine, candidates,
+                        StrategyConfig{}
+                            .set_decision_rule(DecisionRule::aitune_mean)
+                            .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  CHECK(sequential.tune(sequential_machine, one).baseline_selected());  // wrong
+
+  SimulatedMachine interleaved_machine = make_machine();
+  auto interleaved = make_sim_strategy(interleaved_machine, candidates);
+  const auto result = interleaved.tune(interleaved_machine, one);
+  CHECK(result.report.selected == "Faster()");  // right
+  CHECK(result.report.candidates[0].vs_baseline->ratio == Approx(0.95).epsilon(0.02));
+}
+
+TEST_CASE("Discarding the first call of a block removes the switch penalty's bias", "[race]") {
+  // Identical backends, but the baseline pays 7 % on the first call after a switch (a slow
+  // model after a fast one). Timed call by call, the candidate looks faster.
+  const auto tune_with = [](int block_calls, bool discard, std::uint64_t seed) {
+    SimulatedMachine machine(seed);
+    machine.baseline = LatencyModel{10.0, 0.05, 0.0, 1.5, 3.0, 0.07};
+    RaceConfig race;
+    race.set_block_calls(block_calls).set_discard_first_call(discard).set_seed(seed);
+    auto strategy =
+        make_sim_strategy(machine, {SimulatedBackend("Same", LatencyModel{10.0, 0.05})},
+                          StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
+    return strategy.tune(machine, one).baseline_selected();
+  };
+  int kept_with_discard = 0;
+  int kept_call_by_call = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    kept_with_discard += tune_with(2, true, seed) ? 1 : 0;
+    kept_call_by_call += tune_with(1, false, seed) ? 1 : 0;
+  }
+  CHECK(kept_with_discard == 20);
+  CHECK(kept_call_by_call <= 5);  // mostly a false switch
+}
+
+TEST_CASE("Racing drops a clearly slower candidate early", "[race]") {
+  SimulatedMachine machine(3);
+  machine.baseline = noisy(10.0);
+  SinkRecorder sink;
+  auto strategy = make_sim_strategy(
+      machine, {SimulatedBackend("Slow", noisy(30.0)), SimulatedBackend("Fast", noisy(4.0))}, {},
+      &sink);
+  const auto result = strategy.tune(machine, one);
+  CHECK(result.report.selected == "Fast()");
+  const CandidateReport& slow = result.report.candidates[0];
+  CHECK_THAT(slow.note, Catch::StartsWith("left the race after"));
+  CHECK(slow.calls < result.report.candidates[1].calls);
+  CHECK(sink.contains("dropped Slow(): confidently slower than the leader"));
+  CHECK(result.report.measurement.stop_reason == "settled");
+  // The race ends one confirmation round after the look that settled it.
+  const MeasurementReport& measurement = result.report.measurement;
+  CHECK(measurement.looks <= 2);
+  CHECK(measurement.rounds ==
+        static_cast<std::size_t>(RaceConfig{}.look_round(measurement.looks)) + 1);
+}
+
+TEST_CASE("A near tie between candidates goes to the one listed first", "[race]") {
+  SimulatedMachine machine(4);
+  machine.baseline = LatencyModel{10.0, 0.03};
+  auto strategy =
+      make_sim_strategy(machine, {SimulatedBackend("First", LatencyModel{5.0, 0.03}),
+                                  SimulatedBackend("Second", LatencyModel{4.98, 0.03})});
+  CHECK(strategy.tune(machine, one).report.selected == "First()");
+  auto reversed = make_sim_strategy(machine, {SimulatedBackend("Second", LatencyModel{4.98, 0.03}),
+                                              SimulatedBackend("First", LatencyModel{5.0, 0.03})});
+  CHECK(reversed.tune(machine, one).report.selected == "Second()");
+}
+
+TEST_CASE("The same seed gives the same tuning", "[race]") {
+  const auto run = [] {
+    SimulatedMachine machine(11);
+    machine.baseline = noisy(10.0);
+    auto strategy = make_sim_strategy(
+        machine, {SimulatedBackend("A", noisy(9.0)), SimulatedBackend("B", noisy(9.2))});
+    return strategy.tune(machine, one).report;
+  };
+  const TuneReport first = run();
+  const TuneReport second = run();
+  CHECK(first.selected == second.selected);
+  CHECK(first.measurement.rounds == second.measurement.rounds);
+  CHECK(first.measurement.calls == second.measurement.calls);
+  CHECK(first.candidates[0].latency->median == second.candidates[0].latency->median);
+}
+
+TEST_CASE("Warm-up continues while latency falls, within its cap", "[race]") {
+  SimulatedMachine machine;
+  machine.baseline = LatencyModel{10.0, 0.0, 0.0, 1.5, 3.0, 0.0, {9.0, 6.0, 4.0, 2.0}};
+  auto strategy = make_sim_strategy(
+      machine, {SimulatedBackend("Steady", LatencyModel{5.0})},
+      StrategyConfig{}.enable_correctness_check(false).set_profiling(
+          ProfilingConfig{}.set_warmup(WarmupConfig{}.set_min_calls(2).set_max_calls(3))));
+  const auto capped = strategy.tune(machine, one);
+  // The baseline's first calls (after its build) fall 9 -> 6 -> 4: the cap of 3 stops it; the
+  // steady candidate stops after the minimum of 2.
+  const auto rounds = capped.report.measurement.rounds;
+  CHECK(capped.report.baseline->calls == 3 + 2 * rounds);
+  CHECK(capped.report.candidates[0].calls == 2 + 2 * rounds);
+}
+
+TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
+  SimulatedMachine machine(8);
+  machine.baseline = noisy(10.0);
+  SECTION("the whole tuning's budget ends the race and keeps the safe decision") {
+    auto strategy = make_sim_strategy(
+        machine, {SimulatedBackend("Same", noisy(10.0))},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(500.0)));
+    const auto result = strategy.tune(machine, one);
+    CHECK(result.report.measurement.stop_reason == "the tuning's time budget was spent");
+    CHECK(result.baseline_selected());
+    CHECK(result.report.tuning_time_ms < 700.0);
+  }
+  SECTION("a candidate over its own budget is marked failed with that reason") {
+    auto strategy = make_sim_strategy(
+        machine, {SimulatedBackend("Glacial", noisy(400.0)), SimulatedBackend("Quick", noisy(4.0))},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_candidate_time_budget_ms(2'000.0)));
+    const auto result = strategy.tune(machine, one);
+    const CandidateReport& glacial = result.report.candidates[0];
+    CHECK(glacial.status == CandidateStatus::measure_failed);
+    CHECK_THAT(glacial.reason, Catch::StartsWith("over its time budget"));
+    CHECK(result.report.selected == "Quick()");
+  }
+  SECTION("candidates not reached within the budget are reported") {
+    SimulatedMachine slow_build(9);
+    slow_build.baseline = LatencyModel{500.0};
+    auto strategy = make_sim_strategy(
+        slow_build,
+        {SimulatedBackend("A", LatencyModel{400.0}), SimulatedBackend("B", LatencyModel{1.0})},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(100.0)));
+    const auto result = strategy.tune(slow_build, one);
+    CHECK(result.report.candidates[1].status == CandidateStatus::measure_failed);
+    CHECK_THAT(result.report.candidates[1].reason,
+               Catch::Contains("the tuning's time budget was spent"));
+  }
+}
+
+TEST_CASE("A baseline that fails during the race is a warning; the candidates still compete",
+          "[race]") {
+  FakeModel model;
+  // Call 1 is the reference output; warm-up is calls 2-3; call 6 is inside the rounds.
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 6, 0.0};
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)}, {}, &sink);
+  const auto result = strategy.tune(model, one_sample());
+  CHECK(sink.contains("baseline TorchEager() failed to measure"));
+  CHECK(result.report.baseline->status == CandidateStatus::measure_failed);
+  CHECK(result.report.selected == "B()");
+  CHECK(strategy.perf_validation_results().empty());
+}
+
+TEST_CASE("The report shows the paired ratio with its interval and the decision", "[report]") {
+  SimulatedMachine machine(2);
+  machine.baseline = noisy(10.0);
+  auto strategy = make_sim_strategy(machine, {SimulatedBackend("Half", noisy(5.0))});
+  const auto result = strategy.tune(machine, one);
+  const std::string table = render_table(result.report);
+  CHECK_THAT(table, Catch::Contains("ratio [99.2 % CI]") && Catch::Contains("* Half()"));
+  CHECK_THAT(table, Catch::Contains("measurement: interleaved schedule, confident median rule"));
+  CHECK_THAT(table, Catch::Contains("why: Half() is faster than the baseline with confidence"));
+  const nlohmann::json json = to_json(result.report);
+  CHECK(json["candidates"][0]["vs_baseline"]["ratio"].get<double>() == Approx(0.5).epsilon(0.05));
+  CHECK(json["candidates"][0]["vs_baseline"]["ci_high"].get<double>() < 1.0);
+  CHECK(json["measurement"]["looks"] == 1);
+  CHECK(json["baseline_selected"] == false);
+  CHECK_THAT(json["decision"].get<std::string>(), Catch::Contains("paired rounds"));
+}
