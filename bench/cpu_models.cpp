@@ -77,14 +77,18 @@ int main(int argc, char** argv) {
 
       table +=
           fmt::format("\n{} (selected {}, tuning {:.1f} s)\n", name, report.selected, tuning_s);
-      table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>10}\n", "backend", "status", "median",
-                           "p90", "speedup");
+      table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n", "backend", "status",
+                           "median", "p90", "ratio [CI]", "speedup", "calls");
       const auto row = [&](const CandidateReport& c) {
-        table +=
-            fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>10}\n", (c.selected ? "* " : "") + c.backend,
-                        to_string(c.status), c.latency ? format_ms(c.latency->median) : "-",
-                        c.latency ? format_ms(c.latency->p90) : "-",
-                        c.speedup ? format_speedup(*c.speedup) : "-");
+        const std::string ratio =
+            c.vs_baseline
+                ? format_ratio(c.vs_baseline->ratio, c.vs_baseline->low, c.vs_baseline->high)
+                : std::string("-");
+        table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n",
+                             (c.selected ? "* " : "") + c.backend, to_string(c.status),
+                             c.latency ? format_ms(c.latency->median) : "-",
+                             c.latency ? format_ms(c.latency->p90) : "-", ratio,
+                             c.speedup ? format_speedup(*c.speedup) : "-", c.calls);
       };
       if (report.baseline) row(*report.baseline);
       for (const auto& candidate : report.candidates)

@@ -256,7 +256,8 @@ TEST_CASE("Racing drops a clearly slower candidate early", "[race]") {
   const auto result = strategy.tune(machine, one);
   CHECK(result.report.selected == "Fast()");
   const CandidateReport& slow = result.report.candidates[0];
-  CHECK_THAT(slow.note, Catch::StartsWith("left the race after"));
+  CHECK_THAT(slow.note, Catch::StartsWith("left the race after") &&
+                            Catch::Contains("confidently slower than the leader"));
   CHECK(slow.calls < result.report.candidates[1].calls);
   CHECK(sink.contains("dropped Slow(): confidently slower than the leader"));
   CHECK(result.report.measurement.stop_reason == "settled");

@@ -60,7 +60,8 @@ struct RaceLane {
   std::size_t warmup_calls = 0;
   std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
   double time_ms = 0.0;   ///< time spent in those calls
-  bool dropped = false;   ///< left the race early, confidently slower
+  bool dropped = false;   ///< left the race early (racing)
+  std::string drop_reason{};
   std::optional<std::string> failure;
 };
 
@@ -228,6 +229,7 @@ class LatencyRace {
     const LookVerdict verdict = judge_look(lanes, baseline_, race_, tail);
     for (std::size_t i : verdict.drop) {
       (*lanes_)[i].dropped = true;
+      (*lanes_)[i].drop_reason = verdict.drop_reasons.at(i);
       log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, verdict.drop_reasons.at(i)));
     }
     log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",

@@ -407,8 +407,8 @@ class ProfilingTuneStrategy {
       Result result = self().result_from_lane(measured);
       record_result(run, contender.index, result);
       if (measured.dropped) {
-        entry.note = fmt::format("left the race after {} of its rounds: confidently slower",
-                                 measured.rounds.count());
+        entry.note = fmt::format("left the race after {} rounds: {}", measured.rounds.count(),
+                                 measured.drop_reason);
         deactivate_quietly(contender.backend);
         continue;
       }
