@@ -9,6 +9,7 @@
 #include <aitune/torch.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>

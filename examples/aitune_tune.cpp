@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -33,6 +34,8 @@ Tunes a TorchScript model for the lowest latency at batch size 1 and prints the 
   --backends LIST      comma-separated candidates (default: frozen,optimized,channels_last,bf16
                        and fp16 on CUDA); known: eager, frozen, optimized, channels_last, bf16,
                        fp16, perturbed (a canary the correctness check must reject)
+  --aoti PACKAGE.pt2   also try an AOTInductor package compiled in Python from the same model
+                       (LibTorch >= 2.6)
   --samples N          random samples to tune and check on (default 1)
   --time-budget S      stop measuring after S seconds and decide on what was measured
                        (default 60)
@@ -59,6 +62,7 @@ struct Options {
   std::vector<aitune::lt::InputSpec> inputs;
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
+  std::vector<std::filesystem::path> aoti_packages;
   int samples = 1;
   bool stable = false;
   bool sequential = false;
@@ -101,6 +105,8 @@ Options parse_arguments(int argc, char** argv) {
         options.backends.emplace_back(name);
       }
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
+    } else if (arg == "--aoti") {
+      options.aoti_packages.emplace_back(value());
     } else if (arg == "--samples") {
       const std::string text(value());
       char* end = nullptr;
@@ -213,8 +219,10 @@ int run(const Options& options) {
                           .set_profiling(profiling)
                           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
-  const lt::TunedModule tuned =
-      lt::tune(model, samples, make_candidates(options.backends, device), config, name);
+  std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, device);
+  for (const auto& package : options.aoti_packages)
+    candidates.emplace_back(lt::AOTInductor(package));
+  const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
 
   fmt::print("\n{}", render_table(report));

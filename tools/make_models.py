@@ -77,16 +77,23 @@ def write_atomically(path, write):
             os.remove(tmp)
 
 
-def make(name, out_dir, force):
+def build_module(name):
+    """The model `name` in eval mode with its (seeded, so reproducible) random weights, and its
+    input shapes. tools/make_aoti.py compiles the very same weights."""
     make_module, shapes = MODELS[name]
-    path = os.path.join(out_dir, f"{name}.pt")
-    if os.path.exists(path) and not force:
-        print(f"{path}: exists")
-        return
     torch.manual_seed(0)
     module = make_module()
     calibrate_batchnorm(module, shapes)
     module.eval()
+    return module, shapes
+
+
+def make(name, out_dir, force):
+    path = os.path.join(out_dir, f"{name}.pt")
+    if os.path.exists(path) and not force:
+        print(f"{path}: exists")
+        return
+    module, shapes = build_module(name)
     inputs = tuple(torch.randn(*shape) for shape in shapes)
     with torch.no_grad():
         traced = torch.jit.trace(module, inputs, check_trace=False)

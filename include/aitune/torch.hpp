@@ -7,8 +7,11 @@
 
 #include "aitune/aitune.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/cuda_graph.hpp"
+#include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/inputs.hpp"
 #include "aitune/torch/model.hpp"

@@ -8,7 +8,8 @@ set(consumer_common_options
     "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
     "-DCMAKE_BUILD_TYPE=Release"
     "-Dfmt_DIR=${fmt_DIR}"
-    "-Dnlohmann_json_DIR=${nlohmann_json_DIR}")
+    "-Dnlohmann_json_DIR=${nlohmann_json_DIR}"
+    "-DAITUNE_VENDORED_INCLUDE_DIR=${AITUNE_VENDORED_INCLUDE_DIR}")
 
 function(aitune_add_consumer_test name)
   cmake_parse_arguments(arg "" "" "OPTIONS;FIXTURES" ${ARGN})

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace aitune;
@@ -376,4 +378,40 @@ TEST_CASE("The report shows the paired ratio with its interval and the decision"
   CHECK(json["measurement"]["looks"] == 1);
   CHECK(json["baseline_selected"] == false);
   CHECK_THAT(json["decision"].get<std::string>(), Catch::Contains("paired rounds"));
+}
+
+namespace {
+/// Reports a device time of half the host time, as a device clock (CUDA events) might.
+class HalvingDeviceTimer {
+ public:
+  explicit HalvingDeviceTimer(std::shared_ptr<VirtualClock> clock) : host_(std::move(clock)) {}
+  template <class Call>
+  Timing measure(Call&& call) {
+    Timing timing = host_.measure(std::forward<Call>(call));
+    timing.device_ms = timing.host_ms / 2.0;
+    return timing;
+  }
+  [[nodiscard]] double now_ms() const { return host_.now_ms(); }
+
+ private:
+  VirtualTimer host_;
+};
+}  // namespace
+
+TEST_CASE("With a device clock, decisions use its times and the host clock's view is kept",
+          "[race]") {
+  SimulatedMachine machine(6);
+  machine.baseline = LatencyModel{10.0};
+  MinLatencyStrategy<SimulatedBackend, HalvingDeviceTimer> strategy(
+      {SimulatedBackend("Fast", LatencyModel{4.0})}, StrategyConfig{}.set_sink(null_sink()),
+      HalvingDeviceTimer(machine.clock));
+  const auto result = strategy.tune(machine, one);
+  const CandidateReport& fast = result.report.candidates[0];
+  REQUIRE(fast.latency);
+  REQUIRE(fast.host_latency);
+  CHECK(fast.latency->median == Approx(2.0));
+  CHECK(fast.host_latency->median == Approx(4.0));
+  REQUIRE(result.report.baseline->host_latency);
+  CHECK(result.report.baseline->host_latency->median == Approx(10.0));
+  CHECK(to_json(result.report)["candidates"][0]["host_latency_ms"]["median"] == Approx(4.0));
 }

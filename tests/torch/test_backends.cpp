@@ -282,3 +282,48 @@ TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_m
   CHECK(AnyBackend::check_outputs(tuned.backend(), &expected, tuned.forward(samples[0])).passed);
   if (report.baseline_selected) WARN("the baseline won on this machine: " << render_table(report));
 }
+
+TEST_CASE("AOTInductor fails at build with a clear reason where it cannot run", "[backends]") {
+  AOTInductor backend("missing_model.pt2");
+  CHECK(backend.describe() == "AOTInductor(missing_model.pt2)");
+  const Model model{make_conv_net(), torch::kCPU};
+  if (!AOTInductor::available()) {
+    CHECK_THROWS_WITH(backend.build(model, one_image()),
+                      Catch::Contains("AOTInductor needs LibTorch 2.6 or newer") &&
+                          Catch::Contains("this build has LibTorch"));
+  } else {
+    CHECK_THROWS_WITH(backend.build(model, one_image()), Catch::Contains("does not exist"));
+  }
+  // In a tuning it is one failed candidate among others.
+  MinLatencyStrategy<AnyBackend> strategy({AOTInductor("missing_model.pt2"), TorchScriptFrozen()},
+                                          quick_config());
+  const auto result = strategy.tune(model, one_image());
+  CHECK(result.report.candidates[0].status == CandidateStatus::build_failed);
+  CHECK(result.report.candidates[1].status == CandidateStatus::ok);
+}
+
+TEST_CASE("cuDNN benchmark mode is a backend option, restored after each call", "[backends]") {
+  const bool before = at::globalContext().benchmarkCuDNN();
+  ScriptModuleBackend backend(ScriptRecipe{"TorchScriptFrozen", true, false, false, std::nullopt});
+  backend.set_cudnn_benchmark(true);
+  CHECK(backend.describe() == "TorchScriptFrozen(cudnn_benchmark)");
+  CHECK_THAT(backend.key(), Catch::Contains("cudnn_benchmark"));
+  const Model model{make_conv_net(), torch::kCPU};
+  backend.build(model, one_image());
+  (void)backend.infer(one_image()[0]);
+  CHECK(at::globalContext().benchmarkCuDNN() == before);
+}
+
+TEST_CASE("LibTorch strategies time with DeviceTimer: the host clock on the CPU", "[backends]") {
+  static_assert(std::is_same_v<default_timer_t<AnyBackend>, DeviceTimer>);
+  static_assert(std::is_same_v<default_timer_t<TorchScriptFrozen>, DeviceTimer>);
+  DeviceTimer timer;
+  timer.prepare(Model{make_conv_net(), torch::kCPU});
+  CHECK_FALSE(timer.uses_cuda_events());
+  const Timing timing = timer.measure([] {});
+  CHECK_FALSE(timing.device_ms.has_value());
+  // Without CUDA there are no CUDA-graph candidates, and the CPU list never has them.
+  for (const auto& candidate : default_candidates(torch::kCPU)) {
+    CHECK_THAT(candidate.describe(), !Catch::StartsWith("CudaGraph"));
+  }
+}

@@ -57,6 +57,8 @@ struct RaceEntrant {
 struct RaceLane {
   RoundSeries rounds;                 ///< block value per round (ms)
   std::vector<double> kept_calls_ms;  ///< every timed call that counts
+  std::vector<double>
+      kept_host_ms;  ///< the same calls on the host clock, when a device clock timed them
   std::size_t warmup_calls = 0;
   std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
   double time_ms = 0.0;   ///< time spent in those calls
@@ -140,11 +142,13 @@ class LatencyRace {
 
   /// Times one call of entrant `i`; false (with the lane failed) when it throws or the
   /// backend's own budget is spent.
-  bool timed_call(std::size_t i, double& ms) {
+  bool timed_call(std::size_t i, double& ms, double* host_ms = nullptr) {
     RaceEntrant& entrant = (*entrants_)[i];
     RaceLane& lane = (*lanes_)[i];
     try {
-      ms = timer_.measure(entrant.call).ms();
+      const Timing timing = timer_.measure(entrant.call);
+      ms = timing.ms();
+      if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
     } catch (...) {
       lane.failure = detail::current_exception_message();
       log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
@@ -179,16 +183,22 @@ class LatencyRace {
     const auto round = summary_.rounds;
     for (std::size_t i : order) {
       std::vector<double> kept;
+      std::vector<double> kept_host;
       bool ok = true;
       for (int call = 0; call < race_.block_calls() && ok; ++call) {
         double ms = 0.0;
-        ok = timed_call(i, ms);
+        double host_ms = -1.0;
+        ok = timed_call(i, ms, &host_ms);
         const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
-        if (ok && !discarded) kept.push_back(ms);
+        if (ok && !discarded) {
+          kept.push_back(ms);
+          if (host_ms >= 0.0) kept_host.push_back(host_ms);
+        }
       }
       if (!ok) continue;
       RaceLane& lane = (*lanes_)[i];
       lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
+      lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());
       lane.rounds.set(round, detail::block_value(std::move(kept)));
     }
     ++summary_.rounds;

@@ -126,7 +126,9 @@ class MinLatencyStrategy
   }
 
   [[nodiscard]] static Result result_from_lane(const RaceLane& lane) {
-    return make_result(lane.kept_calls_ms, lane.rounds, lane.calls);
+    Result result = make_result(lane.kept_calls_ms, lane.rounds, lane.calls);
+    result.host_samples_ms = lane.kept_host_ms;
+    return result;
   }
 
   /// The paired ratio to the baseline at the decision's level (interleaved schedule only).

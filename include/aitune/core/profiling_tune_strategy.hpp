@@ -34,6 +34,7 @@
 #include "aitune/core/timer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -77,6 +78,8 @@ class ProfilingTuneStrategy {
           "is not copyable); construct a new strategy to tune again");
     }
     const ProfilingConfig profiling = profiling_config();
+    // A timer may depend on the model (LibTorch's DeviceTimer uses CUDA events on a GPU).
+    if constexpr (requires { timer_.prepare(model); }) timer_.prepare(model);
     const double start_ms = timer_.now_ms();
     Run run{model, samples, profiling, start_ms + profiling.time_budget_ms(), {}, {}, {}, {}, {}};
     run.report.strategy = std::string(Derived::title);
@@ -192,6 +195,15 @@ class ProfilingTuneStrategy {
     } else {
       return std::move(candidates_[index]);
     }
+  }
+
+  /// The host clock's statistics, when the result has host times beside device times.
+  static std::optional<LatencyStats> host_latency_of(const Result& result) {
+    if constexpr (requires { result.host_samples_ms; }) {
+      if (!result.host_samples_ms.empty())
+        return LatencyStats::from_samples(result.host_samples_ms);
+    }
+    return std::nullopt;
   }
 
   static std::size_t calls_made(const TuneReport& report) {
@@ -389,6 +401,7 @@ class ProfilingTuneStrategy {
       } else {
         baseline_result_ = self().result_from_lane(lanes[lane]);
         entry.latency = baseline_result_->stats;
+        entry.host_latency = host_latency_of(*baseline_result_);
         entry.speedup = 1.0;
       }
       ++lane;
@@ -431,6 +444,7 @@ class ProfilingTuneStrategy {
   void record_result(Run& run, std::size_t index, const Result& result) {
     CandidateReport& entry = run.report.candidates[index];
     entry.latency = result.stats;
+    entry.host_latency = host_latency_of(result);
     if (entry.calls == 0) entry.calls = result.calls;
     if (baseline_result_) {
       const double metric = result.metric();

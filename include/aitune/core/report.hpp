@@ -59,8 +59,10 @@ struct CandidateReport {
   std::string backend;  ///< describe()
   std::string key;      ///< key()
   CandidateStatus status = CandidateStatus::ok;
-  std::string reason{};                      ///< why it failed; empty when ok
-  std::optional<LatencyStats> latency{};     ///< milliseconds; absent when not measured
+  std::string reason{};                   ///< why it failed; empty when ok
+  std::optional<LatencyStats> latency{};  ///< milliseconds; absent when not measured
+  /// The host clock's view of the same calls, when a device clock (CUDA events) timed them.
+  std::optional<LatencyStats> host_latency{};
   std::optional<double> speedup{};           ///< baseline latency / this latency
   std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
   std::size_t calls = 0;                     ///< calls made to measure it
@@ -104,6 +106,8 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
       {"selected", candidate.selected},        {"tuning_time_ms", candidate.tuning_time_ms}};
   json["latency_ms"] =
       candidate.latency ? stats_to_json(*candidate.latency) : nlohmann::json(nullptr);
+  json["host_latency_ms"] =
+      candidate.host_latency ? stats_to_json(*candidate.host_latency) : nlohmann::json(nullptr);
   json["speedup"] =
       candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json(nullptr);
   json["vs_baseline"] = nullptr;

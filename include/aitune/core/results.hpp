@@ -35,8 +35,10 @@ struct BackendProfilingResult {
 struct MinLatencyProfilingResult : BackendProfilingResult {
   double latency = 0.0;
   std::vector<double> samples_ms{};  ///< the timed calls the statistics describe
-  RoundSeries rounds{};              ///< per-round block values (interleaved schedule)
-  std::size_t calls = 0;             ///< all calls made to measure it (warm-up included)
+  /// The same calls on the host clock, when a device clock (CUDA events) timed them.
+  std::vector<double> host_samples_ms{};
+  RoundSeries rounds{};   ///< per-round block values (interleaved schedule)
+  std::size_t calls = 0;  ///< all calls made to measure it (warm-up included)
 
   MinLatencyProfilingResult() = default;
   explicit MinLatencyProfilingResult(double latency_ms, LatencyStats latency_stats = {})

@@ -5,9 +5,10 @@
 /// Timer policies: how one call is timed, and what "now" is for time budgets.
 ///
 /// A Timer has `measure(call)`, which runs `call()` once and returns its Timing, and
-/// `now_ms()`, a monotonic clock in milliseconds. HostTimer uses std::chrono::steady_clock;
-/// VirtualTimer reads a VirtualClock that fake backends advance, so tests of the strategy and
-/// of the statistics are deterministic and take milliseconds.
+/// `now_ms()`, a monotonic clock in milliseconds. It may also have `prepare(model)`, which a
+/// strategy calls before measuring that model (to pick a clock for its device). HostTimer uses
+/// std::chrono::steady_clock; VirtualTimer reads a VirtualClock that fake backends advance, so
+/// tests of the strategy and of the statistics are deterministic and take milliseconds.
 
 #include <chrono>
 #include <concepts>

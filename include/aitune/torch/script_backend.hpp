@@ -20,7 +20,10 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
+#include <ATen/Context.h>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <optional>
 #include <span>
@@ -38,6 +41,9 @@ struct ScriptRecipe {
   bool optimize_for_inference = false;
   bool channels_last = false;
   std::optional<c10::ScalarType> dtype{};
+  /// Let cuDNN time its convolution algorithms and keep the fastest (a process-wide LibTorch
+  /// flag: set while this backend runs, restored after).
+  bool cudnn_benchmark = false;
 };
 
 namespace detail {
@@ -99,16 +105,24 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
 
   [[nodiscard]] const ScriptRecipe& recipe() const noexcept { return recipe_; }
 
+  /// Turns cuDNN's benchmark mode on for this backend's calls.
+  ScriptModuleBackend& set_cudnn_benchmark(bool on) {
+    recipe_.cudnn_benchmark = on;
+    return *this;
+  }
+
   [[nodiscard]] std::string describe() const {
-    return recipe_.dtype
-               ? fmt::format("{}(dtype={})", recipe_.name, short_dtype_name(*recipe_.dtype))
-               : recipe_.name + "()";
+    std::vector<std::string> options;
+    if (recipe_.dtype) options.push_back("dtype=" + short_dtype_name(*recipe_.dtype));
+    if (recipe_.cudnn_benchmark) options.emplace_back("cudnn_benchmark");
+    return fmt::format("{}({})", recipe_.name, fmt::join(options, ", "));
   }
 
   [[nodiscard]] std::string key() const {
-    return fmt::format("torchscript:{}{}{}:{}", recipe_.freeze ? "freeze," : "",
+    return fmt::format("torchscript:{}{}{}{}:{}", recipe_.freeze ? "freeze," : "",
                        recipe_.optimize_for_inference ? "optimize," : "",
                        recipe_.channels_last ? "channels_last," : "",
+                       recipe_.cudnn_benchmark ? "cudnn_benchmark," : "",
                        recipe_.dtype ? short_dtype_name(*recipe_.dtype) : "fp32");
   }
 
@@ -178,8 +192,28 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     return module;
   }
 
+  /// Sets cuDNN's benchmark flag for one call and restores it after.
+  class CudnnBenchmarkGuard {
+   public:
+    explicit CudnnBenchmarkGuard(bool on) : previous_(at::globalContext().benchmarkCuDNN()) {
+      if (on != previous_) at::globalContext().setBenchmarkCuDNN(on);
+    }
+    CudnnBenchmarkGuard(const CudnnBenchmarkGuard&) = delete;
+    CudnnBenchmarkGuard& operator=(const CudnnBenchmarkGuard&) = delete;
+    ~CudnnBenchmarkGuard() {
+      if (at::globalContext().benchmarkCuDNN() != previous_) {
+        at::globalContext().setBenchmarkCuDNN(previous_);
+      }
+    }
+
+   private:
+    bool previous_;
+  };
+
   [[nodiscard]] c10::IValue run(const Sample& sample) {
     c10::InferenceMode inference_mode;
+    std::optional<CudnnBenchmarkGuard> cudnn;
+    if (recipe_.cudnn_benchmark) cudnn.emplace(true);
     std::vector<c10::IValue> inputs;
     inputs.reserve(sample.size());
     for (const auto& value : sample) {

@@ -7,6 +7,8 @@
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/cuda_graph.hpp"
+#include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tuned_module.hpp"
@@ -18,11 +20,23 @@
 namespace aitune::lt {
 
 /// The candidates worth trying by default: frozen, optimize_for_inference, channels-last, and
-/// the reduced precisions the device runs well (bf16 on the CPU; fp16 and bf16 on CUDA).
+/// the reduced precisions the device runs well (bf16 on the CPU; fp16 and bf16 on CUDA, where
+/// CUDA-graph replays of the frozen variants are added: at batch size 1 launch overhead often
+/// dominates).
 [[nodiscard]] inline std::vector<AnyBackend> default_candidates(c10::Device device) {
   std::vector<AnyBackend> candidates{TorchScriptFrozen(), TorchScriptOptimized(), ChannelsLast()};
-  if (device.is_cuda()) candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::Half));
+  if (device.is_cuda()) {
+    candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::Half));
+    candidates.emplace_back(ChannelsLast(c10::ScalarType::Half));
+  }
   candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::BFloat16));
+#if AITUNE_WITH_CUDA
+  if (device.is_cuda()) {
+    candidates.emplace_back(CudaGraph(TorchScriptFrozen()));
+    candidates.emplace_back(CudaGraph(TorchScriptFrozen(c10::ScalarType::Half)));
+    candidates.emplace_back(CudaGraph(ChannelsLast(c10::ScalarType::Half)));
+  }
+#endif
   return candidates;
 }
 

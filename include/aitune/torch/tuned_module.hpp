@@ -16,6 +16,7 @@
 #include "aitune/torch/model.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>

@@ -1,0 +1,215 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// CudaGraph: replays another backend's work as CUDA graphs, removing the per-kernel launch
+/// overhead that dominates batch-size-1 latency on a GPU. Compiled when LibTorch has CUDA
+/// (AITUNE_WITH_CUDA).
+///
+/// At build, for each input signature (shapes and dtypes) of the samples, it copies the sample
+/// into static input buffers, warms the inner backend up on a side stream (cuBLAS handles, the
+/// JIT's profiling runs), then captures one call into a graph. `infer` copies the inputs into the
+/// static buffers, replays the graph on the current stream and returns clones of the outputs,
+/// so the next replay cannot overwrite them. A shape first seen at `infer` is captured then. A
+/// model that cannot be captured (it synchronises with the CPU, as `.item()` or `.cpu()` do, or
+/// has data-dependent control flow) fails at build with that reason, and the tuning goes on.
+/// Replays share static buffers, so calls are serialised (thread_safe() is false).
+
+#include "aitune/torch/config.hpp"
+
+#if AITUNE_WITH_CUDA
+
+#include "aitune/core/backend.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/model.hpp"
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cuda_runtime_api.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace aitune::lt {
+
+class CudaGraph : public BackendLifecycle<CudaGraph> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  template <class Inner>
+  requires(!std::same_as<std::remove_cvref_t<Inner>, CudaGraph> &&
+           TorchBackend<Inner>) explicit CudaGraph(Inner inner, int warmup_calls = 3)
+      : inner_(AnyBackend(std::move(inner))), warmup_calls_(warmup_calls) {}
+
+  /// Copies an unbuilt CudaGraph (graphs are never shared).
+  CudaGraph(const CudaGraph& other) : inner_(other.inner_), warmup_calls_(other.warmup_calls_) {}
+  CudaGraph(CudaGraph&&) noexcept = default;
+  CudaGraph& operator=(CudaGraph&&) noexcept = default;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  ~CudaGraph() = default;
+
+  [[nodiscard]] std::string describe() const { return "CudaGraph(" + inner_.describe() + ")"; }
+  [[nodiscard]] std::string key() const { return "cuda_graph:" + inner_.key(); }
+  [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
+  /// Graphs captured so far (one per input signature).
+  [[nodiscard]] std::size_t graphs() const noexcept { return graphs_.size(); }
+
+ private:
+  friend class BackendLifecycle<CudaGraph>;
+
+  struct Captured {
+    Sample static_inputs;
+    c10::IValue static_output;
+    std::unique_ptr<at::cuda::CUDAGraph> graph;  // not movable in LibTorch 2.x: held by pointer
+  };
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
+    if (!model.device.is_cuda()) {
+      throw Error(
+          fmt::format("CudaGraph needs a CUDA device; the model is on {}", model.device.str()));
+    }
+    device_ = model.device;
+    samples_.assign(samples.begin(), samples.end());
+    inner_.build(model, samples);
+    for (const auto& sample : samples_)
+      (void)captured_for(sample);
+  }
+
+  c10::IValue do_infer(const Sample& inputs) {
+    c10::InferenceMode inference_mode;
+    const c10::cuda::CUDAGuard device_guard(device_);
+    Captured& captured = captured_for(inputs);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].isTensor()) {
+        captured.static_inputs[i].toTensor().copy_(inputs[i].toTensor(), /*non_blocking=*/true);
+      }
+    }
+    captured.graph->replay();
+    return detach_copy(captured.static_output);
+  }
+
+  void do_activate() {
+    inner_.activate();
+    for (const auto& sample : samples_)
+      (void)captured_for(sample);
+  }
+
+  void do_deactivate() {
+    graphs_.clear();
+    if (inner_.state() != BackendState::created) inner_.deactivate();
+  }
+
+  /// "float[1, 3, 224, 224];long[1, 64];i:3": what one graph is valid for.
+  static std::string signature(const Sample& inputs) {
+    std::string key;
+    for (const auto& value : inputs) {
+      if (value.isTensor()) {
+        const at::Tensor& tensor = value.toTensor();
+        key += fmt::format("{}{};", c10::toString(tensor.scalar_type()),
+                           fmt::format("[{}]", fmt::join(tensor.sizes(), ", ")));
+      } else {
+        key += c10::str(value) + ";";
+      }
+    }
+    return key;
+  }
+
+  /// The outputs' tensors cloned, so the next replay cannot overwrite what the caller holds.
+  static c10::IValue detach_copy(const c10::IValue& value) {
+    if (value.isTensor()) return value.toTensor().clone();
+    if (value.isTuple()) {
+      std::vector<c10::IValue> elements;
+      for (const auto& element : value.toTupleRef().elements()) {
+        elements.push_back(detach_copy(element));
+      }
+      return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    if (value.isList()) {
+      c10::impl::GenericList list(value.toList().elementType());
+      for (const auto& element : value.toList())
+        list.push_back(detach_copy(element));
+      return list;
+    }
+    if (value.isGenericDict()) {
+      const auto dict = value.toGenericDict();
+      c10::impl::GenericDict copy(dict.keyType(), dict.valueType());
+      for (const auto& entry : dict)
+        copy.insert(entry.key(), detach_copy(entry.value()));
+      return copy;
+    }
+    return value;
+  }
+
+  Captured& captured_for(const Sample& inputs) {
+    const std::string key = signature(inputs);
+    if (auto found = graphs_.find(key); found != graphs_.end()) return found->second;
+    return graphs_.emplace(key, capture(inputs)).first->second;
+  }
+
+  Captured capture(const Sample& sample) {
+    c10::InferenceMode inference_mode;  // static buffers are inference tensors: write them here
+    const c10::cuda::CUDAGuard device_guard(device_);
+    Captured captured;
+    for (const auto& value : sample) {
+      captured.static_inputs.push_back(
+          value.isTensor() ? c10::IValue(value.toTensor().to(device_).clone()) : value);
+    }
+    // The side stream must see everything queued so far on the current one.
+    c10::cuda::getCurrentCUDAStream(device_.index()).synchronize();
+    const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, device_.index());
+    const c10::cuda::CUDAStreamGuard stream_guard(side);
+    try {
+      for (int call = 0; call < warmup_calls_; ++call)
+        (void)inner_.infer(captured.static_inputs);
+      side.synchronize();
+    } catch (const std::exception& error) {
+      throw Error(fmt::format("warming up before capture failed: {}", summarize_error(error)));
+    }
+    captured.graph = std::make_unique<at::cuda::CUDAGraph>();
+    captured.graph->capture_begin();
+    try {
+      captured.static_output = inner_.infer(captured.static_inputs);
+      captured.graph->capture_end();
+    } catch (const std::exception& error) {
+      // Leave the stream out of capture mode before reporting, so later work is not poisoned.
+      cudaGraph_t partial = nullptr;
+      (void)cudaStreamEndCapture(side.stream(), &partial);
+      if (partial != nullptr) (void)cudaGraphDestroy(partial);
+      (void)cudaGetLastError();
+      throw Error(fmt::format("{} cannot be captured as a CUDA graph: {}", inner_.describe(),
+                              summarize_error(error)));
+    }
+    side.synchronize();
+    return captured;
+  }
+
+  static std::string summarize_error(const std::exception& error) {
+    return aitune::lt::detail::summarize_error(error);
+  }
+
+  AnyBackend inner_;
+  int warmup_calls_;
+  c10::Device device_ = c10::Device(c10::kCUDA, 0);
+  std::vector<Sample> samples_{};
+  std::map<std::string, Captured> graphs_{};
+};
+
+static_assert(Backend<CudaGraph>);
+
+}  // namespace aitune::lt
+
+#endif  // AITUNE_WITH_CUDA

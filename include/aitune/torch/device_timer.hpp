@@ -1,0 +1,82 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// DeviceTimer: the timer LibTorch strategies use by default. The strategy calls `prepare` with
+/// the model before measuring; on a CUDA device every call is then timed with CUDA events on the
+/// current stream of that device (CudaEventTimer), elsewhere with the host clock. Compiled
+/// without CUDA it is the host timer.
+
+#include "aitune/core/customization.hpp"
+#include "aitune/core/timer.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/config.hpp"
+#include "aitune/torch/model.hpp"
+
+#include <optional>
+#include <utility>
+
+#if AITUNE_WITH_CUDA
+#include "aitune/cuda/cuda_event_timer.hpp"
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace aitune::lt {
+
+class DeviceTimer {
+ public:
+  /// Chooses the clock for `model`'s device.
+  void prepare(const Model& model) {
+    if (model.device != device_) {
+      device_ = model.device;
+#if AITUNE_WITH_CUDA
+      cuda_.reset();
+#endif
+    }
+  }
+
+  [[nodiscard]] bool uses_cuda_events() const noexcept {
+    return AITUNE_WITH_CUDA && device_.is_cuda();
+  }
+
+  template <class Call>
+  Timing measure(Call&& call) {
+#if AITUNE_WITH_CUDA
+    if (device_.is_cuda()) {
+      const c10::cuda::CUDAGuard guard(device_);
+      if (!cuda_) {
+        cuda_.emplace(
+            [index = device_.index()] { return c10::cuda::getCurrentCUDAStream(index).stream(); });
+      }
+      return cuda_->measure(std::forward<Call>(call));
+    }
+#endif
+    return host_.measure(std::forward<Call>(call));
+  }
+
+  [[nodiscard]] double now_ms() const {
+    return host_.now_ms();
+  }
+
+ private:
+  c10::Device device_ = c10::Device(c10::kCPU);
+  HostTimer host_;
+#if AITUNE_WITH_CUDA
+  std::optional<CudaEventTimer> cuda_;
+#endif
+};
+
+static_assert(Timer<DeviceTimer>);
+
+}  // namespace aitune::lt
+
+namespace aitune {
+/// Strategies over LibTorch backends time with DeviceTimer unless told otherwise.
+template <class B>
+requires lt::TorchBackend<B>
+struct default_timer<B> {
+  using type = lt::DeviceTimer;
+};
+}  // namespace aitune
