@@ -107,7 +107,7 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
   const RoundSeries same_as_fast = series(std::vector<double>(12, 5.0));
 
   std::vector<LaneView> lanes{{&baseline, true, true}, {&slow, false, true}, {&fast, false, true}};
-  LookVerdict verdict = judge_look(lanes, 0, race, 0.004);
+  LookVerdict verdict = judge_look(lanes, 0, race, 0.004, 0.004);
   CHECK(verdict.leader == 2u);
   CHECK(verdict.drop == std::vector<std::size_t>{1});
   CHECK(verdict.settled);
@@ -116,7 +116,7 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
 
   // Two equal candidates: the one listed first leads, and the tie is settled.
   lanes = {{&baseline, true, true}, {&fast, false, true}, {&same_as_fast, false, true}};
-  verdict = judge_look(lanes, 0, race, 0.004);
+  verdict = judge_look(lanes, 0, race, 0.004, 0.004);
   CHECK(verdict.leader == 1u);
   CHECK(verdict.drop.empty());
   CHECK(verdict.settled);
@@ -127,7 +127,7 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
     noisy_values.push_back(i % 2 == 0 ? 8.0 : 12.0);
   const RoundSeries wobbly = series(noisy_values);
   lanes = {{&baseline, true, true}, {&wobbly, false, true}};
-  verdict = judge_look(lanes, 0, race, 0.004);
+  verdict = judge_look(lanes, 0, race, 0.004, 0.004);
   CHECK(verdict.leader == 1u);
   CHECK_FALSE(verdict.settled);
   (void)ten;
@@ -156,6 +156,10 @@ TEST_CASE("RaceConfig has documented defaults, spends alpha over its looks and c
   CHECK_THROWS_AS(RaceConfig{}.set_looks(10, 1.0, 5), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.0), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 1.5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 0.0), ConfigError);  // the first look needs some
+  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 1.0), ConfigError);  // and so do the later ones
+  CHECK(RaceConfig{}.set_looks(4, 2.0, 3).max_rounds() == 16);      // follows the looks unless set
+  CHECK(RaceConfig{}.set_looks(4, 2.0, 3).set_max_rounds(7).max_rounds() == 7);
   CHECK_THROWS_AS(RaceConfig{}.set_min_gain(-0.1), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_max_calls(0), ConfigError);
   CHECK_THROWS_AS(WarmupConfig{}.set_min_calls(0), ConfigError);
@@ -248,6 +252,43 @@ TEST_CASE("Discarding the first call of a block removes the switch penalty's bia
   CHECK(kept_call_by_call <= 5);  // mostly a false switch
 }
 
+TEST_CASE("Paired rounds compare the same samples, whatever each backend's warm-up", "[race]") {
+  // Identical backends whose cost depends on the sample (1 ms vs 2 ms); the candidate warms up
+  // longer. Were each backend to cycle through the samples on its own, rounds would pair
+  // different samples and the candidate would look twice as fast.
+  SimulatedMachine machine;
+  LatencyModel by_sample{1.0};
+  by_sample.cost_scales_with_sample = true;
+  machine.baseline = by_sample;
+  LatencyModel slow_start = by_sample;
+  slow_start.warmup_factors = {8.0, 4.0, 2.0};
+  auto strategy = make_sim_strategy(machine, {SimulatedBackend("Same", slow_start)},
+                                    StrategyConfig{}.enable_correctness_check(false));
+  const std::vector<double> samples{1.0, 2.0};
+  const auto result = strategy.tune(machine, samples);
+  CHECK(result.baseline_selected());
+  REQUIRE(result.report.candidates[0].vs_baseline);
+  CHECK(result.report.candidates[0].vs_baseline->ratio == Approx(1.0));
+  // Both samples were measured: the kept calls rotate through them.
+  CHECK(result.report.candidates[0].latency->min == Approx(1.0));
+  CHECK(result.report.candidates[0].latency->max == Approx(2.0));
+}
+
+TEST_CASE("The aitune rule on the interleaved schedule runs fixed rounds and compares means",
+          "[race]") {
+  SimulatedMachine machine;
+  machine.baseline = LatencyModel{10.0};
+  auto strategy = make_sim_strategy(machine,
+                                    {SimulatedBackend("Slower", LatencyModel{30.0}),
+                                     SimulatedBackend("Tiny", LatencyModel{9.95})},
+                                    StrategyConfig{}.set_decision_rule(DecisionRule::aitune_mean));
+  const auto result = strategy.tune(machine, one);
+  CHECK(result.report.selected == "Tiny()");  // a lower mean wins, however small the gain
+  CHECK_THAT(result.report.measurement.stop_reason, Catch::Contains("no looks"));
+  CHECK(result.report.measurement.rounds == static_cast<std::size_t>(RaceConfig{}.look_round(1)));
+  CHECK(result.report.candidates[0].note.empty());  // no racing: nobody was dropped
+}
+
 TEST_CASE("Racing drops a clearly slower candidate early", "[race]") {
   SimulatedMachine machine(3);
   machine.baseline = noisy(10.0);
@@ -265,7 +306,7 @@ TEST_CASE("Racing drops a clearly slower candidate early", "[race]") {
   CHECK(result.report.measurement.stop_reason == "settled");
   // The race ends one confirmation round after the look that settled it.
   const MeasurementReport& measurement = result.report.measurement;
-  CHECK(measurement.looks <= 2);
+  CHECK(measurement.looks <= 3);
   CHECK(measurement.rounds ==
         static_cast<std::size_t>(RaceConfig{}.look_round(measurement.looks)) + 1);
 }

@@ -67,6 +67,9 @@ TEST_CASE("The report shows every candidate with status, reason, statistics and 
                         Catch::Contains("#2 Broken(): build failed: scripted build failure"));
   CHECK_THAT(table, Catch::Contains("0.50x"));
   CHECK_THAT(table, Catch::EndsWith("selected: Fast()\n"));
+  REQUIRE(result.report.find("Slow()") != nullptr);
+  CHECK(result.report.find("Slow()")->speedup == Approx(0.5));
+  CHECK(result.report.find("Missing()") == nullptr);
 
   const nlohmann::json json = to_json(result.report);
   CHECK(json["strategy"] == "Min Latency Strategy");

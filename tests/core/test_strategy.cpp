@@ -42,11 +42,9 @@ FakeBackend wrong_outputs(std::string name, double latency_ms = 1.0) {
 }
 
 const CandidateReport& entry(const TuneReport& report, std::string_view backend) {
-  for (const auto& candidate : report.candidates) {
-    if (candidate.backend == backend) return candidate;
-  }
-  FAIL("no report entry for " << backend);
-  throw std::logic_error("unreachable");
+  const CandidateReport* found = report.find(backend);
+  if (found == nullptr) FAIL("no report entry for " << backend);
+  return *found;
 }
 
 }  // namespace

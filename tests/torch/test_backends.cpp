@@ -31,11 +31,9 @@ c10::IValue eager_output(const torch::jit::Module& module, const Sample& sample)
 }
 
 const CandidateReport& entry(const TuneReport& report, std::string_view backend) {
-  for (const auto& candidate : report.candidates) {
-    if (candidate.backend == backend) return candidate;
-  }
-  FAIL("no report entry for " << backend);
-  throw std::logic_error("unreachable");
+  const CandidateReport* found = report.find(backend);
+  if (found == nullptr) FAIL("no report entry for " << backend);
+  return *found;
 }
 
 }  // namespace
@@ -307,6 +305,7 @@ TEST_CASE("cuDNN benchmark mode is a backend option, restored after each call", 
   ScriptModuleBackend backend(ScriptRecipe{"TorchScriptFrozen", true, false, false, std::nullopt});
   backend.set_cudnn_benchmark(true);
   CHECK(backend.describe() == "TorchScriptFrozen(cudnn_benchmark)");
+  CHECK_FALSE(backend.thread_safe());  // the flag is process-wide: calls are serialised
   CHECK_THAT(backend.key(), Catch::Contains("cudnn_benchmark"));
   const Model model{make_conv_net(), torch::kCPU};
   backend.build(model, one_image());

@@ -78,6 +78,20 @@ TEST_CASE("NaN and Inf are accepted only where the baseline has them", "[compare
              Catch::Contains("numbers where the baseline has 1 NaN"));
 }
 
+TEST_CASE("Scalar and complex outputs are compared too", "[compare]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const c10::IValue infinite(inf);
+  CHECK(compare_outputs(&infinite, c10::IValue(inf)).passed);
+  CHECK_FALSE(compare_outputs(&infinite, c10::IValue(1e308)).passed);
+  CHECK_FALSE(compare_outputs(&infinite, c10::IValue(-inf)).passed);
+  const c10::IValue two(2.0);
+  CHECK(compare_outputs(&two, c10::IValue(2.0001)).passed);  // within 1e-4 relative (x2)
+  CHECK_FALSE(compare_outputs(&two, c10::IValue(2.1)).passed);
+  const at::Tensor complex = torch::complex(torch::ones({3}), torch::ones({3}));
+  CHECK(compare(complex, complex.clone()).passed);
+  CHECK_FALSE(compare(complex, torch::complex(torch::ones({3}), torch::zeros({3}))).passed);
+}
+
 TEST_CASE("Integer outputs must be equal", "[compare]") {
   const auto check = compare(torch::tensor({1, 2, 3}), torch::tensor({1, 5, 3}));
   CHECK_THAT(check.reason, Catch::Contains("1 of 3 elements differ; first at [1] (got 5"));

@@ -46,7 +46,10 @@ namespace aitune {
 }
 
 /// Does `candidate` displace the baseline? `tail_alpha` is the error each interval bound may
-/// make (the level of the race's last look).
+/// make. Paired (interleaved schedule): the upper bound of the ratio is below 1 and the median
+/// ratio at most 1 - min_gain. Measured apart (sequential schedule): the two medians'
+/// intervals, each at half of `tail_alpha` (two bounds must hold), are separated and the gain is
+/// large enough; consecutive calls are not independent, so this is the weaker evidence.
 [[nodiscard]] inline bool displaces_baseline(const RoundSeries& candidate,
                                              std::span<const double> candidate_calls,
                                              const RoundSeries& baseline,
@@ -56,9 +59,8 @@ namespace aitune {
     const MedianInterval ci = paired_ratio(candidate, baseline, tail_alpha);
     return ci.high < 1.0 && ci.median <= 1.0 - min_gain;
   }
-  // Measured apart: both medians' intervals must be separated, and the gain large enough.
-  const MedianInterval c = median_interval(candidate_calls, tail_alpha);
-  const MedianInterval b = median_interval(baseline_calls, tail_alpha);
+  const MedianInterval c = median_interval(candidate_calls, tail_alpha / 2.0);
+  const MedianInterval b = median_interval(baseline_calls, tail_alpha / 2.0);
   return c.high < b.low && c.median <= (1.0 - min_gain) * b.median;
 }
 
@@ -94,7 +96,8 @@ struct LookVerdict {
   bool settled = false;
 };
 
-/// Judges the race at one look with bounds at `tail_alpha`: who leads, who is dropped (a rival
+/// Judges the race at one look with bounds at `tail_alpha` between candidates and
+/// `baseline_tail_alpha` against the baseline: who leads, who is dropped (a rival
 /// confidently slower than the leader, or confidently unable to beat the baseline by the
 /// minimum gain), and whether the decision is settled: no rival can still be faster than the
 /// leader by more than the practical margin (min_gain) - the lower bound of its ratio to the
@@ -102,7 +105,8 @@ struct LookVerdict {
 /// leader is confidently faster than the baseline or confidently short of the minimum gain.
 [[nodiscard]] inline LookVerdict judge_look(std::span<const LaneView> lanes,
                                             std::optional<std::size_t> baseline,
-                                            const RaceConfig& race, double tail_alpha) {
+                                            const RaceConfig& race, double tail_alpha,
+                                            double baseline_tail_alpha) {
   LookVerdict verdict;
   verdict.leader = rank_leader(lanes, race.tie_margin());
   if (!verdict.leader) {
@@ -135,7 +139,7 @@ struct LookVerdict {
     }
     if (with_baseline) {
       const MedianInterval vs_baseline =
-          paired_ratio(*lanes[i].rounds, *lanes[*baseline].rounds, tail_alpha);
+          paired_ratio(*lanes[i].rounds, *lanes[*baseline].rounds, baseline_tail_alpha);
       if (vs_baseline.low > low_enough) {
         verdict.drop.push_back(i);
         verdict.drop_reasons[i] =
@@ -152,7 +156,7 @@ struct LookVerdict {
 
   if (with_baseline) {
     const MedianInterval vs_baseline =
-        paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, tail_alpha);
+        paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, baseline_tail_alpha);
     verdict.leader_vs_baseline = vs_baseline;
     const bool answered = vs_baseline.high < 1.0 || vs_baseline.low > low_enough;
     if (!answered) settled = false;

@@ -49,7 +49,9 @@ namespace aitune {
 struct RaceEntrant {
   std::string name;
   bool is_baseline = false;
-  std::function<void()> call;  ///< one inference on the backend's next sample
+  /// One inference on sample `index % samples`. The race gives every backend the same indices
+  /// in a round, so paired rounds compare the same samples.
+  std::function<void(std::size_t)> call;
   double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
 };
 
@@ -64,6 +66,9 @@ struct RaceLane {
   double time_ms = 0.0;   ///< time spent in those calls
   bool dropped = false;   ///< left the race early (racing)
   std::string drop_reason{};
+  /// The race's last look (and its confirmation) judged this backend, as leader, faster than
+  /// the baseline with confidence. Only such a backend may displace the baseline.
+  bool judged_faster = false;
   std::optional<std::string> failure;
 };
 
@@ -72,7 +77,10 @@ struct RaceSummary {
   int looks = 0;
   std::size_t calls = 0;
   std::string stop_reason;
-  double tail_alpha = 0.0;  ///< the per-bound error of the last look: the decision's level
+  double tail_alpha = 0.0;  ///< the per-bound error of the last look, between candidates
+  /// The same for comparisons with the baseline: the look's share split over the candidates
+  /// (Bonferroni), so whichever candidate leads, a false switch stays within the look's share.
+  double baseline_tail_alpha = 0.0;
 };
 
 namespace detail {
@@ -86,19 +94,24 @@ inline double block_value(std::vector<double> kept) {
 template <Timer T>
 class LatencyRace {
  public:
+  /// `judged` false: no looks, drops or confirmation - the rounds of the first look are run and
+  /// the caller decides on them (aitune's rule on the interleaved schedule).
   LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, T& timer, const Logger& log,
-              double deadline_ms)
+              double deadline_ms, bool judged = true)
       : race_(race), warmup_(warmup), timer_(timer), log_(log), deadline_ms_(deadline_ms),
-        random_(race.seed()) {}
+        judged_(judged), random_(race.seed()) {}
 
   /// Runs the race. `lanes` receives one entry per entrant, in the same order.
   RaceSummary run(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes) {
     entrants_ = &entrants;
     lanes_ = &lanes;
     lanes.assign(entrants.size(), RaceLane{});
+    std::size_t candidates = 0;
     for (std::size_t i = 0; i < entrants.size(); ++i) {
       if (entrants[i].is_baseline) baseline_ = i;
+      candidates += entrants[i].is_baseline ? 0 : 1;
     }
+    candidates_ = std::max<std::size_t>(candidates, 1);
     for (std::size_t i = 0; i < entrants.size(); ++i)
       warm_up(i);
 
@@ -112,6 +125,11 @@ class LatencyRace {
       run_round(racing);
       if (!summary_.stop_reason.empty()) break;
       if (static_cast<int>(summary_.rounds) < next_look_round) continue;
+      if (!judged_) {
+        summary_.stop_reason =
+            fmt::format("{} rounds run (no looks: decided by the caller)", summary_.rounds);
+        break;
+      }
       next_look_round = race_.look_round(summary_.looks + 2);
       if (look() && confirm()) summary_.stop_reason = "settled";
       if (summary_.stop_reason.empty() && summary_.looks >= race_.max_looks()) {
@@ -120,11 +138,14 @@ class LatencyRace {
     }
     // A budget that ends the race between looks leaves data no look has judged: judging it is
     // one more look, with that look's share of alpha (or the last share, if none is left).
-    if (summary_.stop_reason != "settled" && static_cast<int>(summary_.rounds) > last_look_round_ &&
+    if (judged_ && summary_.stop_reason != "settled" &&
+        static_cast<int>(summary_.rounds) > last_look_round_ &&
         summary_.looks < race_.max_looks()) {
       (void)look();
     }
     summary_.tail_alpha = race_.tail_alpha(std::max(summary_.looks, 1));
+    summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
+    if (faster_leader_) lanes[*faster_leader_].judged_faster = true;
     for (const auto& lane : lanes)
       summary_.calls += lane.calls;
     return summary_;
@@ -142,11 +163,11 @@ class LatencyRace {
 
   /// Times one call of entrant `i`; false (with the lane failed) when it throws or the
   /// backend's own budget is spent.
-  bool timed_call(std::size_t i, double& ms, double* host_ms = nullptr) {
+  bool timed_call(std::size_t i, std::size_t call_index, double& ms, double* host_ms = nullptr) {
     RaceEntrant& entrant = (*entrants_)[i];
     RaceLane& lane = (*lanes_)[i];
     try {
-      const Timing timing = timer_.measure(entrant.call);
+      const Timing timing = timer_.measure([&] { entrant.call(call_index); });
       ms = timing.ms();
       if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
     } catch (...) {
@@ -169,8 +190,9 @@ class LatencyRace {
     RaceLane& lane = (*lanes_)[i];
     double fastest = std::numeric_limits<double>::infinity();
     for (int call = 1; call <= warmup_.max_calls(); ++call) {
+      if (past_deadline()) return;
       double ms = 0.0;
-      if (!timed_call(i, ms)) return;
+      if (!timed_call(i, static_cast<std::size_t>(call - 1), ms)) return;
       ++lane.warmup_calls;
       const bool falling = ms < warmup_.settle_ratio() * fastest;
       fastest = std::min(fastest, ms);
@@ -188,7 +210,10 @@ class LatencyRace {
       for (int call = 0; call < race_.block_calls() && ok; ++call) {
         double ms = 0.0;
         double host_ms = -1.0;
-        ok = timed_call(i, ms, &host_ms);
+        // Every backend runs the same samples in a round, and the kept calls rotate through
+        // the samples as the rounds go by.
+        const std::size_t call_index = round + static_cast<std::size_t>(call);
+        ok = timed_call(i, call_index, ms, &host_ms);
         const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
         if (ok && !discarded) {
           kept.push_back(ms);
@@ -202,7 +227,7 @@ class LatencyRace {
       lane.rounds.set(round, detail::block_value(std::move(kept)));
     }
     ++summary_.rounds;
-    if (timer_.now_ms() > deadline_ms_) {
+    if (past_deadline()) {
       summary_.stop_reason = "the tuning's time budget was spent";
     } else if (static_cast<int>(summary_.rounds) >= race_.max_rounds()) {
       summary_.stop_reason = fmt::format("the round budget ({}) was spent", race_.max_rounds());
@@ -210,6 +235,8 @@ class LatencyRace {
       summary_.stop_reason = fmt::format("the call budget ({}) was spent", race_.max_calls());
     }
   }
+
+  [[nodiscard]] bool past_deadline() const { return timer_.now_ms() > deadline_ms_; }
 
   std::int64_t total_calls() const {
     std::int64_t calls = 0;
@@ -228,15 +255,31 @@ class LatencyRace {
     return views;
   }
 
+  [[nodiscard]] double baseline_tail(int look) const {
+    return race_.tail_alpha(look) / static_cast<double>(candidates_);
+  }
+
   /// One look: drops the clearly slower, returns whether the decision is settled. A
-  /// confirmation re-check reuses the level of the look it confirms: the decision is taken only
-  /// when both agree, so its error stays within that look's share of alpha.
+  /// confirmation re-check reuses the level of the look it confirms and can only take a
+  /// decision back, never make one: it must find the same leader and the same answer about the
+  /// baseline, so a false switch still needs that look to have erred.
   bool look(bool recheck = false) {
     if (!recheck) ++summary_.looks;
     last_look_round_ = static_cast<int>(summary_.rounds);
     const double tail = race_.tail_alpha(summary_.looks);
     const std::vector<LaneView> lanes = views();
-    const LookVerdict verdict = judge_look(lanes, baseline_, race_, tail);
+    LookVerdict verdict = judge_look(lanes, baseline_, race_, tail, baseline_tail(summary_.looks));
+    const auto judged_faster = [](const LookVerdict& v) {
+      return v.leader_vs_baseline && v.leader_vs_baseline->high < 1.0;
+    };
+    if (recheck) {
+      const bool agrees = verdict.leader == last_verdict_.leader &&
+                          judged_faster(verdict) == judged_faster(last_verdict_);
+      if (!agrees) verdict.settled = false;
+      if (faster_leader_ && !(agrees && judged_faster(verdict))) faster_leader_.reset();
+    } else {
+      faster_leader_ = judged_faster(verdict) ? verdict.leader : std::nullopt;
+    }
     for (std::size_t i : verdict.drop) {
       (*lanes_)[i].dropped = true;
       (*lanes_)[i].drop_reason = verdict.drop_reasons.at(i);
@@ -283,7 +326,10 @@ class LatencyRace {
   T& timer_;
   const Logger& log_;
   double deadline_ms_;
+  bool judged_;
   std::mt19937_64 random_;
+  std::size_t candidates_ = 1;
+  std::optional<std::size_t> faster_leader_;
   std::vector<RaceEntrant>* entrants_ = nullptr;
   std::vector<RaceLane>* lanes_ = nullptr;
   std::optional<std::size_t> baseline_;

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <span>
@@ -56,7 +57,11 @@ class MinLatencyStrategy
 
   MinLatencyStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
       : Base(std::move(candidates), std::move(config), std::move(timer)),
-        decision_tail_alpha_(this->config().profiling().race().alpha()) {}
+        // The sequential schedule decides once: alpha split over the candidates (Bonferroni);
+        // the race replaces this with its last look's share.
+        decision_tail_alpha_(
+            this->config().profiling().race().alpha() /
+            static_cast<double>(std::max<std::size_t>(this->candidate_descriptions().size(), 1))) {}
 
   /// Does `result` (listed later) rank above `other`? Confident rule: its paired median ratio
   /// to `other` is below 1 - tie_margin (a near tie keeps the one listed first). aitune rule:
@@ -71,6 +76,7 @@ class MinLatencyStrategy
   /// least the minimum gain. aitune rule: a strictly lower mean.
   [[nodiscard]] bool displaces_baseline(const Result& result, const Result& baseline) const {
     if (rule() == DecisionRule::aitune_mean) return result.stats.mean < baseline.stats.mean;
+    if (result.judged_faster == false) return false;  // no look of the race said so
     return aitune::displaces_baseline(result.rounds, result.samples_ms, baseline.rounds,
                                       baseline.samples_ms, decision_tail_alpha_, race().min_gain());
   }
@@ -115,19 +121,21 @@ class MinLatencyStrategy
   void race(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes, double deadline_ms,
             MeasurementReport& report) {
     const ProfilingConfig& profiling = this->config().profiling();
+    // aitune's rule compares means: no looks or racing, the first look's rounds for everyone.
     LatencyRace<T> latency_race(profiling.race(), profiling.warmup(), this->timer(), this->log(),
-                                deadline_ms);
+                                deadline_ms, rule() == DecisionRule::confident_median);
     const RaceSummary summary = latency_race.run(entrants, lanes);
-    decision_tail_alpha_ = summary.tail_alpha;
+    decision_tail_alpha_ = summary.baseline_tail_alpha;
     report.rounds = summary.rounds;
     report.looks = summary.looks;
     report.stop_reason = summary.stop_reason;
-    report.confidence = 1.0 - 2.0 * summary.tail_alpha;
+    report.confidence = 1.0 - 2.0 * summary.baseline_tail_alpha;
   }
 
   [[nodiscard]] static Result result_from_lane(const RaceLane& lane) {
     Result result = make_result(lane.kept_calls_ms, lane.rounds, lane.calls);
     result.host_samples_ms = lane.kept_host_ms;
+    result.judged_faster = lane.judged_faster;
     return result;
   }
 

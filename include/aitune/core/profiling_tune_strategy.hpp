@@ -87,12 +87,13 @@ class ProfilingTuneStrategy {
     run.report.measurement.schedule = std::string(to_string(profiling.schedule()));
     run.report.measurement.decision_rule = std::string(to_string(config_.decision_rule()));
 
+    // Move-only candidates are taken from here on: even a tuning that throws has used them up.
+    if constexpr (!std::copy_constructible<B>) consumed_ = true;
     pre_tune(run);
     for (std::size_t index = 0; index < candidates_.size(); ++index) {
       prepare_candidate(run, index);
     }
     if (profiling.schedule() == Schedule::interleaved) measure_together(run);
-    if constexpr (!std::copy_constructible<B>) consumed_ = true;
     run.report.measurement.calls = calls_made(run.report);
     TuneResult<B> result = resolve(run);
     result.report.tuning_time_ms = timer_.now_ms() - start_ms;
@@ -370,9 +371,8 @@ class ProfilingTuneStrategy {
     const auto enter = [&](B& backend, bool is_baseline, double budget_ms) {
       backends.push_back(&backend);
       entrants.push_back(RaceEntrant{backend.describe(), is_baseline,
-                                     [&backend, &run, next = std::size_t{0}]() mutable {
-                                       (void)backend.infer(
-                                           run.samples[next++ % run.samples.size()]);
+                                     [&backend, &run](std::size_t call) {
+                                       (void)backend.infer(run.samples[call % run.samples.size()]);
                                      },
                                      budget_ms});
     };
@@ -384,13 +384,24 @@ class ProfilingTuneStrategy {
     if (entrants.empty()) return;
     log_.info(1, fmt::format("measuring {} backend(s) together", entrants.size()));
     std::vector<RaceLane> lanes;
-    self().race(entrants, lanes, run.deadline_ms, run.report.measurement);
+    try {
+      self().race(entrants, lanes, run.deadline_ms, run.report.measurement);
+    } catch (...) {
+      // The race itself failed (not one backend): every entrant is unmeasured, with the cause.
+      const std::string cause =
+          fmt::format("the measurement failed: {}", detail::current_exception_message());
+      log_.warn(1, cause);
+      lanes.assign(entrants.size(), RaceLane{});
+      for (auto& lane : lanes)
+        lane.failure = cause;
+    }
 
     std::size_t lane = 0;
     if (run.baseline) {
       CandidateReport& entry = *run.report.baseline;
       entry.calls = lanes[lane].calls;
-      if (lanes[lane].failure || lanes[lane].kept_calls_ms.empty()) {
+      std::optional<Result> measured = result_of(lanes[lane]);
+      if (!measured) {
         entry.status = CandidateStatus::measure_failed;
         entry.reason = lanes[lane].failure.value_or("not measured");
         log_.warn(1, fmt::format("baseline {} failed to measure; the performance check is "
@@ -399,7 +410,7 @@ class ProfilingTuneStrategy {
         deactivate_quietly(*run.baseline);
         run.baseline.reset();
       } else {
-        baseline_result_ = self().result_from_lane(lanes[lane]);
+        baseline_result_ = std::move(measured);
         entry.latency = baseline_result_->stats;
         entry.host_latency = host_latency_of(*baseline_result_);
         entry.speedup = 1.0;
@@ -407,17 +418,18 @@ class ProfilingTuneStrategy {
       ++lane;
     }
     for (auto& contender : run.contenders) {
-      const RaceLane& measured = lanes[lane++];
+      RaceLane& measured = lanes[lane++];
       CandidateReport& entry = run.report.candidates[contender.index];
       entry.calls = measured.calls;
       entry.tuning_time_ms = contender.spent_ms + measured.time_ms;
-      if (measured.failure || measured.kept_calls_ms.empty()) {
+      std::optional<Result> outcome = result_of(measured);
+      if (!outcome) {
         entry.status = CandidateStatus::measure_failed;
         entry.reason = measured.failure.value_or("not measured: the race ended first");
         deactivate_quietly(contender.backend);
         continue;
       }
-      Result result = self().result_from_lane(measured);
+      Result result = std::move(*outcome);
       record_result(run, contender.index, result);
       if (measured.dropped) {
         entry.note = fmt::format("left the race after {} rounds: {}", measured.rounds.count(),
@@ -428,6 +440,18 @@ class ProfilingTuneStrategy {
       compete(run, contender.index, std::move(contender.backend), std::move(result));
     }
     run.contenders.clear();
+  }
+
+  /// A lane's result; none when it failed, measured nothing, or its times make no statistics
+  /// (then the lane's failure says why).
+  std::optional<Result> result_of(RaceLane& lane) {
+    if (lane.failure || lane.kept_calls_ms.empty()) return std::nullopt;
+    try {
+      return self().result_from_lane(lane);
+    } catch (...) {
+      lane.failure = detail::current_exception_message();
+      return std::nullopt;
+    }
   }
 
   /// Keeps the better of `candidate` and the best so far; deactivates the other.

@@ -10,8 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -100,6 +102,7 @@ class RaceConfig {
     max_looks_ = detail::require_at_least(max_looks, 1, "max looks");
     return *this;
   }
+  /// At most this many rounds (default: the last look's round count).
   RaceConfig& set_max_rounds(int rounds) {
     max_rounds_ = detail::require_at_least(rounds, 1, "max rounds");
     return *this;
@@ -116,8 +119,14 @@ class RaceConfig {
     if (!(alpha > 0.0 && alpha < 0.5)) {
       throw ConfigError(fmt::format("alpha must be within (0, 0.5), got {}", alpha));
     }
+    // Both the first look and the later ones need some alpha: a share of 0 or 1 would leave a
+    // look testing at level 0.
+    if (!(first_look_share > 0.0 && first_look_share < 1.0)) {
+      throw ConfigError(fmt::format("the first look's share of alpha must be within (0, 1), got {}",
+                                    first_look_share));
+    }
     alpha_ = alpha;
-    first_look_share_ = detail::require_ratio(first_look_share, "first-look alpha share");
+    first_look_share_ = first_look_share;
     return *this;
   }
   /// The smallest speedup over the baseline worth switching for (0.02: 2 %).
@@ -149,7 +158,7 @@ class RaceConfig {
   [[nodiscard]] int first_look_rounds() const noexcept { return first_look_rounds_; }
   [[nodiscard]] double look_growth() const noexcept { return look_growth_; }
   [[nodiscard]] int max_looks() const noexcept { return max_looks_; }
-  [[nodiscard]] int max_rounds() const noexcept { return max_rounds_; }
+  [[nodiscard]] int max_rounds() const { return max_rounds_.value_or(look_round(max_looks_)); }
   [[nodiscard]] std::int64_t max_calls() const noexcept { return max_calls_; }
   [[nodiscard]] double alpha() const noexcept { return alpha_; }
   [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
@@ -182,7 +191,7 @@ class RaceConfig {
         "max {} rounds",
         block_calls_, discard_first_call_ ? " (first discarded)" : "", first_look_rounds_,
         look_growth_, max_looks_, alpha_, first_look_share_ * 100.0, min_gain_ * 100.0,
-        tie_margin_ * 100.0, confirmation_rounds_, max_rounds_);
+        tie_margin_ * 100.0, confirmation_rounds_, max_rounds());
   }
 
  private:
@@ -191,8 +200,8 @@ class RaceConfig {
   bool discard_first_call_ = true;
   int first_look_rounds_ = 10;
   double look_growth_ = 1.5;
-  int max_looks_ = 9;
-  int max_rounds_ = 270;  // the 9th look: 10, 15, 23, 35, 53, 80, 120, 180, 270
+  int max_looks_ = 9;  // looks at 10, 15, 23, 35, 53, 80, 120, 180, 270 rounds
+  std::optional<int> max_rounds_{};
   std::int64_t max_calls_ = 100'000;
   double alpha_ = 0.01;
   double first_look_share_ = 0.4;

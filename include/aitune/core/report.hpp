@@ -83,6 +83,14 @@ struct TuneReport {
   MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
 
+  /// The candidate whose description is `backend` (the first, if several), or null.
+  [[nodiscard]] const CandidateReport* find(std::string_view backend) const {
+    for (const auto& candidate : candidates) {
+      if (candidate.backend == backend) return &candidate;
+    }
+    return nullptr;
+  }
+
   [[nodiscard]] const CandidateReport* selected_candidate() const {
     for (const auto& candidate : candidates) {
       if (candidate.selected) return &candidate;

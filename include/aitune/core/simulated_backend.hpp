@@ -38,6 +38,7 @@ struct LatencyModel {
   double spike_factor_max = 4.0;
   double switch_penalty = 0.0;           ///< extra fraction on the first call after another backend
   std::vector<double> warmup_factors{};  ///< multipliers of the first calls (JIT, cold caches)
+  bool cost_scales_with_sample = false;  ///< a call on sample x takes x times as long
 
   /// The same noise around another median.
   [[nodiscard]] LatencyModel with_median(double ms) const {
@@ -138,6 +139,7 @@ class SimulatedBackend : public BackendLifecycle<SimulatedBackend> {
     }
     if (*last_caller_ != id_) factor *= 1.0 + latency_.switch_penalty;
     if (calls_ < latency_.warmup_factors.size()) factor *= latency_.warmup_factors[calls_];
+    if (latency_.cost_scales_with_sample) factor *= x;
     *last_caller_ = id_;
     ++calls_;
     clock_->advance(latency_.median_ms * factor);

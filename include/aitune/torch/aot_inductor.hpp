@@ -14,6 +14,8 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
+#include <c10/core/DeviceGuard.h>
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -82,6 +84,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   c10::IValue do_infer(const Sample& sample) {
 #if AITUNE_HAS_AOTI
     c10::InferenceMode inference_mode;
+    const c10::DeviceGuard device_guard(device_);
     std::vector<at::Tensor> inputs;
     for (const auto& value : sample) {
       if (!value.isTensor()) {

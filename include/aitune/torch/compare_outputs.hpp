@@ -103,7 +103,8 @@ class OutputComparer {
       const double a = actual.toDouble();
       const double allowed =
           policy_.tolerance.scale_atol * std::abs(e) + policy_.tolerance.rtol * std::abs(e);
-      if ((std::isnan(e) && std::isnan(a)) || e == a || std::abs(a - e) <= allowed) {
+      const bool same_non_finite = (std::isnan(e) && std::isnan(a)) || (std::isinf(e) && e == a);
+      if (same_non_finite || (std::isfinite(e) && std::isfinite(a) && std::abs(a - e) <= allowed)) {
         return OutputCheck::ok();
       }
       return OutputCheck::failed(
@@ -160,6 +161,10 @@ class OutputComparer {
           "{}: {} of {} elements differ; first at {} (got {}, the baseline gave {})", path, count,
           e.numel(), index_of(e, first), c10::str(a.reshape(-1)[first].item()),
           c10::str(e.reshape(-1)[first].item())));
+    }
+    if (at::isComplexType(e_type)) {  // real and imaginary parts, side by side
+      return compare_floating(path, at::view_as_real(e.to(c10::kComplexDouble)),
+                              at::view_as_real(a.to(c10::kComplexDouble)));
     }
     return compare_floating(path, e.to(c10::kDouble), a.to(c10::kDouble));
   }

@@ -6,14 +6,17 @@
 /// overhead that dominates batch-size-1 latency on a GPU. Compiled when LibTorch has CUDA
 /// (AITUNE_WITH_CUDA).
 ///
-/// At build, for each input signature (shapes and dtypes) of the samples, it copies the sample
-/// into static input buffers, warms the inner backend up on a side stream (cuBLAS handles, the
-/// JIT's profiling runs), then captures one call into a graph. `infer` copies the inputs into the
-/// static buffers, replays the graph on the current stream and returns clones of the outputs,
-/// so the next replay cannot overwrite them. A shape first seen at `infer` is captured then. A
-/// model that cannot be captured (it synchronises with the CPU, as `.item()` or `.cpu()` do, or
-/// has data-dependent control flow) fails at build with that reason, and the tuning goes on.
-/// Replays share static buffers, so calls are serialised (thread_safe() is false).
+/// At build, for each input signature (shapes, dtypes and scalar values) of the samples, it
+/// copies the sample into static input buffers, warms the inner backend up on a side stream
+/// (cuBLAS handles, the JIT's profiling runs), then captures one call into a graph in a memory
+/// pool of its own. `infer` copies the inputs into the static buffers, replays the graph on the
+/// current stream and returns clones of the outputs, so the next replay cannot overwrite them;
+/// an event orders replays issued from different streams. Inputs of a signature not captured at
+/// build run through the inner backend (capturing while serving could disturb other threads'
+/// CUDA work). A model that cannot be captured (it synchronises with the CPU, as `.item()` or
+/// `.cpu()` do, or has data-dependent control flow) fails at build with that reason, its partial
+/// capture is undone, and the tuning goes on. Inputs are tensors and scalars (int, float, bool,
+/// string, None). Replays share static buffers, so calls are serialised (thread_safe() false).
 
 #include "aitune/torch/config.hpp"
 
@@ -24,7 +27,9 @@
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/model.hpp"
 
+#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -55,7 +60,8 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
       : inner_(AnyBackend(std::move(inner))), warmup_calls_(warmup_calls) {}
 
   /// Copies an unbuilt CudaGraph (graphs are never shared).
-  CudaGraph(const CudaGraph& other) : inner_(other.inner_), warmup_calls_(other.warmup_calls_) {}
+  CudaGraph(const CudaGraph& other)
+      : BackendLifecycle<CudaGraph>(), inner_(other.inner_), warmup_calls_(other.warmup_calls_) {}
   CudaGraph(CudaGraph&&) noexcept = default;
   CudaGraph& operator=(CudaGraph&&) noexcept = default;
   CudaGraph& operator=(const CudaGraph&) = delete;
@@ -65,7 +71,7 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
   [[nodiscard]] std::string key() const { return "cuda_graph:" + inner_.key(); }
   [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
-  /// Graphs captured so far (one per input signature).
+  /// Graphs captured (one per input signature of the samples).
   [[nodiscard]] std::size_t graphs() const noexcept { return graphs_.size(); }
 
  private:
@@ -82,30 +88,48 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
       throw Error(
           fmt::format("CudaGraph needs a CUDA device; the model is on {}", model.device.str()));
     }
+    for (const auto& sample : samples) {
+      for (const auto& value : sample) {
+        if (!(value.isTensor() || value.isInt() || value.isDouble() || value.isBool() ||
+              value.isString() || value.isNone())) {
+          throw Error(fmt::format("CudaGraph takes tensor and scalar inputs; an input is a {}",
+                                  value.tagKind()));
+        }
+      }
+    }
     device_ = model.device;
     samples_.assign(samples.begin(), samples.end());
     inner_.build(model, samples);
-    for (const auto& sample : samples_)
-      (void)captured_for(sample);
+    capture_samples();
   }
 
   c10::IValue do_infer(const Sample& inputs) {
+    const auto found = graphs_.find(signature(inputs));
+    if (found == graphs_.end()) return inner_.infer(inputs);
     c10::InferenceMode inference_mode;
     const c10::cuda::CUDAGuard device_guard(device_);
-    Captured& captured = captured_for(inputs);
+    const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device_.index());
+    done_.block(stream);  // a replay issued from another stream must finish with the buffers
+    Captured& captured = found->second;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].isTensor()) {
-        captured.static_inputs[i].toTensor().copy_(inputs[i].toTensor(), /*non_blocking=*/true);
-      }
+      if (inputs[i].isTensor()) captured.static_inputs[i].toTensor().copy_(inputs[i].toTensor());
     }
     captured.graph->replay();
-    return detach_copy(captured.static_output);
+    c10::IValue outputs = detach_copy(captured.static_output);
+    done_.record(stream);
+    return outputs;
   }
 
   void do_activate() {
     inner_.activate();
-    for (const auto& sample : samples_)
-      (void)captured_for(sample);
+    capture_samples();
+  }
+
+  void capture_samples() {
+    for (const auto& sample : samples_) {
+      const std::string key = signature(sample);
+      if (graphs_.find(key) == graphs_.end()) graphs_.emplace(key, capture(sample));
+    }
   }
 
   void do_deactivate() {
@@ -154,12 +178,6 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
     return value;
   }
 
-  Captured& captured_for(const Sample& inputs) {
-    const std::string key = signature(inputs);
-    if (auto found = graphs_.find(key); found != graphs_.end()) return found->second;
-    return graphs_.emplace(key, capture(inputs)).first->second;
-  }
-
   Captured capture(const Sample& sample) {
     c10::InferenceMode inference_mode;  // static buffers are inference tensors: write them here
     const c10::cuda::CUDAGuard device_guard(device_);
@@ -180,21 +198,49 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
       throw Error(fmt::format("warming up before capture failed: {}", summarize_error(error)));
     }
     captured.graph = std::make_unique<at::cuda::CUDAGraph>();
-    captured.graph->capture_begin();
+    const auto pool = at::cuda::graph_pool_handle();  // this graph's own memory
+    captured.graph->capture_begin(pool);
     try {
       captured.static_output = inner_.infer(captured.static_inputs);
       captured.graph->capture_end();
     } catch (const std::exception& error) {
-      // Leave the stream out of capture mode before reporting, so later work is not poisoned.
-      cudaGraph_t partial = nullptr;
-      (void)cudaStreamEndCapture(side.stream(), &partial);
-      if (partial != nullptr) (void)cudaGraphDestroy(partial);
-      (void)cudaGetLastError();
-      throw Error(fmt::format("{} cannot be captured as a CUDA graph: {}", inner_.describe(),
-                              summarize_error(error)));
+      const std::string cause = summarize_error(error);
+      undo_failed_capture(*captured.graph, pool);
+      throw Error(
+          fmt::format("{} cannot be captured as a CUDA graph: {}", inner_.describe(), cause));
     }
     side.synchronize();
     return captured;
+  }
+
+  /// Takes the stream out of capture mode and gives the allocator its pool back, so a model that
+  /// cannot be captured leaves no capture registered (which would defer frees forever) and no
+  /// memory behind. Every step may fail on a broken capture; none must end the tuning.
+  void undo_failed_capture(at::cuda::CUDAGraph& graph,
+                           decltype(at::cuda::graph_pool_handle()) pool) const {
+    try {
+      graph.capture_end();  // ends the stream capture; throws "Invalid capture" here
+    } catch (...) {
+    }
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(c10::cuda::getCurrentCUDAStream(device_.index()).stream(), &partial) ==
+            cudaSuccess &&
+        partial != nullptr) {
+      (void)cudaGraphDestroy(partial);
+    }
+    (void)cudaGetLastError();
+#if AITUNE_TORCH_AT_LEAST(2, 1)
+    try {
+      c10::cuda::CUDACachingAllocator::endAllocateToPool(device_.index(), pool);
+    } catch (...) {  // capture_end already did it
+    }
+    try {
+      c10::cuda::CUDACachingAllocator::releasePool(device_.index(), pool);
+    } catch (...) {
+    }
+#else
+    (void)pool;
+#endif
   }
 
   static std::string summarize_error(const std::exception& error) {
@@ -206,6 +252,7 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
   c10::Device device_ = c10::Device(c10::kCUDA, 0);
   std::vector<Sample> samples_{};
   std::map<std::string, Captured> graphs_{};
+  at::cuda::CUDAEvent done_{};  ///< recorded after each replay's outputs are copied
 };
 
 static_assert(Backend<CudaGraph>);

@@ -100,8 +100,9 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     return OutputPolicy{tolerance_.value_or(Tolerance::for_dtype(dtype)), recipe_.dtype};
   }
 
-  /// TorchScript methods may be called from several threads at once.
-  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
+  /// TorchScript methods may be called from several threads at once; with cuDNN's benchmark
+  /// mode on, calls are serialised, since the flag they set and restore is process-wide.
+  [[nodiscard]] bool thread_safe() const noexcept { return !recipe_.cudnn_benchmark; }
 
   [[nodiscard]] const ScriptRecipe& recipe() const noexcept { return recipe_; }
 

@@ -7,7 +7,9 @@
 /// `forward(inputs)` runs the selected backend. It may be called from several threads at once
 /// (backends that are not thread-safe are serialised with a mutex). Inputs whose count, dtype
 /// or rank differ from the samples it was tuned on are rejected with aitune::Error instead of
-/// crashing inside LibTorch. The check costs a few comparisons per input.
+/// crashing inside LibTorch. The check costs a few comparisons per input. Outputs are
+/// inference tensors (the backends run under c10::InferenceMode): clone them outside
+/// InferenceMode before changing them in place or using them with autograd.
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/profiling_tune_strategy.hpp"
