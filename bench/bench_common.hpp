@@ -20,15 +20,9 @@
 
 namespace aitune::bench {
 
-/// Writes `json` to `path` through a temporary file and a rename.
+/// Writes `json` to `path` without leaving half a file (aitune::write_json_file).
 inline void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
-  const auto temporary = std::filesystem::path(path.string() + ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << json.dump(2) << "\n";
-    if (!out) throw Error(fmt::format("cannot write '{}'", temporary.string()));
-  }
-  std::filesystem::rename(temporary, path);
+  write_json_file(path, json);
 }
 
 /// The machine, as far as a program can tell, for every benchmark's JSON.

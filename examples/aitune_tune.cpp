@@ -54,8 +54,34 @@ struct UsageError {
   std::string message;
 };
 
-constexpr std::string_view known_backends[] = {"eager", "frozen", "optimized", "channels_last",
-                                               "bf16",  "fp16",   "perturbed"};
+/// The names --backends accepts, and what each makes.
+struct NamedBackend {
+  std::string_view name;
+  aitune::lt::AnyBackend (*make)();
+};
+const NamedBackend named_backends[] = {
+    {"eager", [] { return aitune::lt::AnyBackend(aitune::lt::TorchEager()); }},
+    {"frozen", [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen()); }},
+    {"optimized", [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptOptimized()); }},
+    {"channels_last", [] { return aitune::lt::AnyBackend(aitune::lt::ChannelsLast()); }},
+    {"bf16",
+     [] {
+       return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen(c10::ScalarType::BFloat16));
+     }},
+    {"fp16",
+     [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen(c10::ScalarType::Half)); }},
+    {"perturbed",
+     [] {
+       return aitune::lt::AnyBackend(aitune::lt::PerturbedOutputs(aitune::lt::TorchScriptFrozen()));
+     }},
+};
+
+const NamedBackend* find_backend(std::string_view name) {
+  for (const auto& backend : named_backends) {
+    if (backend.name == name) return &backend;
+  }
+  return nullptr;
+}
 
 struct Options {
   std::filesystem::path model;
@@ -98,8 +124,7 @@ Options parse_arguments(int argc, char** argv) {
         const auto comma = rest.find(',');
         const std::string_view name = rest.substr(0, comma);
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (std::find(std::begin(known_backends), std::end(known_backends), name) ==
-            std::end(known_backends)) {
+        if (find_backend(name) == nullptr) {
           throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
         }
         options.backends.emplace_back(name);
@@ -153,37 +178,11 @@ Options parse_arguments(int argc, char** argv) {
 
 std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
                                                     c10::Device device) {
-  using namespace aitune::lt;
-  if (names.empty()) return default_candidates(device);
-  std::vector<AnyBackend> candidates;
-  for (const auto& name : names) {
-    if (name == "eager") candidates.emplace_back(TorchEager());
-    if (name == "frozen") candidates.emplace_back(TorchScriptFrozen());
-    if (name == "optimized") candidates.emplace_back(TorchScriptOptimized());
-    if (name == "channels_last") candidates.emplace_back(ChannelsLast());
-    if (name == "bf16") candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::BFloat16));
-    if (name == "fp16") candidates.emplace_back(TorchScriptFrozen(c10::ScalarType::Half));
-    if (name == "perturbed") candidates.emplace_back(PerturbedOutputs(TorchScriptFrozen()));
-  }
+  if (names.empty()) return aitune::lt::default_candidates(device);
+  std::vector<aitune::lt::AnyBackend> candidates;
+  for (const auto& name : names)
+    candidates.push_back(find_backend(name)->make());
   return candidates;
-}
-
-/// Writes `text` to `path` through a temporary file, so a failure never leaves half a file.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const auto temporary = std::filesystem::path(path.string() + ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw aitune::Error(fmt::format("cannot write '{}'", temporary.string()));
-    out << text;
-    out.flush();
-    if (!out) throw aitune::Error(fmt::format("cannot write '{}'", temporary.string()));
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw aitune::Error(fmt::format("cannot write '{}'", path.string()));
-  }
 }
 
 int run(const Options& options) {
@@ -245,7 +244,7 @@ int run(const Options& options) {
         {"libtorch", fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)},
         {"intra_op_threads", at::get_num_threads()},
         {"hardware_threads", std::thread::hardware_concurrency()}};
-    write_atomically(*options.json, json.dump(2) + "\n");
+    write_json_file(*options.json, json);
     fmt::print(stderr, "report written to {}\n", options.json->string());
   }
   return 0;

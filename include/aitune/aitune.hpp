@@ -9,6 +9,7 @@
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/format.hpp"
+#include "aitune/core/json_file.hpp"
 #include "aitune/core/latency_decision.hpp"
 #include "aitune/core/latency_race.hpp"
 #include "aitune/core/latency_stats.hpp"

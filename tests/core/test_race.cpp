@@ -100,7 +100,6 @@ TEST_CASE("Paired ratios use only the rounds both backends ran", "[paired]") {
 
 TEST_CASE("A look drops the clearly slower and knows when the decision is settled", "[decision]") {
   const RaceConfig race;  // min gain 2 %, tie margin 1 %
-  const std::vector<double> ten(10, 1.0);
   const RoundSeries baseline = series(std::vector<double>(12, 10.0));
   const RoundSeries fast = series(std::vector<double>(12, 5.0));
   const RoundSeries slow = series(std::vector<double>(12, 8.0));
@@ -130,7 +129,6 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
   verdict = judge_look(lanes, 0, race, 0.004, 0.004);
   CHECK(verdict.leader == 1u);
   CHECK_FALSE(verdict.settled);
-  (void)ten;
 }
 
 TEST_CASE("RaceConfig has documented defaults, spends alpha over its looks and checks values",

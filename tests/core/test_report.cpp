@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -184,4 +186,18 @@ TEST_CASE("A backend type without a baseline still tunes, with a warning", "[cus
   SECTION("a backend type that cannot be copied is consumed by the first tune") {
     CHECK_THROWS_WITH(strategy.tune(model, one_sample()), Catch::Contains("consumed"));
   }
+}
+
+TEST_CASE("JSON files are written whole or not at all", "[report]") {
+  const auto dir = std::filesystem::temp_directory_path() / "aitune_json_file_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "report.json";
+  write_json_file(path, nlohmann::json{{"selected", "Fast()"}});
+  std::ifstream in(path);
+  CHECK(nlohmann::json::parse(in)["selected"] == "Fast()");
+  CHECK_FALSE(std::filesystem::exists(dir / "report.json.tmp"));
+  const auto unwritable = dir / "no_such_folder" / "report.json";
+  CHECK_THROWS_WITH(write_json_file(unwritable, nlohmann::json::object()),
+                    Catch::Contains("cannot write") && Catch::Contains("no_such_folder"));
+  CHECK_FALSE(std::filesystem::exists(dir / "no_such_folder"));
 }

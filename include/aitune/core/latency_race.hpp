@@ -75,7 +75,6 @@ struct RaceLane {
 struct RaceSummary {
   std::size_t rounds = 0;
   int looks = 0;
-  std::size_t calls = 0;
   std::string stop_reason;
   double tail_alpha = 0.0;  ///< the per-bound error of the last look, between candidates
   /// The same for comparisons with the baseline: the look's share split over the candidates
@@ -146,8 +145,6 @@ class LatencyRace {
     summary_.tail_alpha = race_.tail_alpha(std::max(summary_.looks, 1));
     summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
     if (faster_leader_) lanes[*faster_leader_].judged_faster = true;
-    for (const auto& lane : lanes)
-      summary_.calls += lane.calls;
     return summary_;
   }
 

@@ -54,28 +54,12 @@ class OutputComparer {
     }
     if (expected.isTuple()) {
       if (!actual.isTuple()) return mismatch(path, "a tuple", actual);
-      const auto& e = expected.toTupleRef().elements();
-      const auto& a = actual.toTupleRef().elements();
-      if (e.size() != a.size()) return count_mismatch(path, "tuple", e.size(), a.size());
-      for (std::size_t i = 0; i < e.size(); ++i) {
-        if (auto check = compare(fmt::format("{}[{}]", path, i), e[i], a[i]); !check.passed) {
-          return check;
-        }
-      }
-      return OutputCheck::ok();
+      return compare_sequences(path, "tuple", expected.toTupleRef().elements(),
+                               actual.toTupleRef().elements());
     }
     if (expected.isList()) {
       if (!actual.isList()) return mismatch(path, "a list", actual);
-      const auto e = expected.toList();
-      const auto a = actual.toList();
-      if (e.size() != a.size()) return count_mismatch(path, "list", e.size(), a.size());
-      for (std::size_t i = 0; i < e.size(); ++i) {
-        if (auto check = compare(fmt::format("{}[{}]", path, i), e.get(i), a.get(i));
-            !check.passed) {
-          return check;
-        }
-      }
-      return OutputCheck::ok();
+      return compare_sequences(path, "list", expected.toList().vec(), actual.toList().vec());
     }
     if (expected.isGenericDict()) {
       if (!actual.isGenericDict()) return mismatch(path, "a dict", actual);
@@ -123,6 +107,22 @@ class OutputComparer {
   }
 
  private:
+  /// Element by element, after the lengths agree.
+  template <class Sequence>
+  OutputCheck compare_sequences(const std::string& path, std::string_view kind,
+                                const Sequence& expected, const Sequence& actual) const {
+    if (expected.size() != actual.size()) {
+      return count_mismatch(path, kind, expected.size(), actual.size());
+    }
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (auto check = compare(fmt::format("{}[{}]", path, i), expected[i], actual[i]);
+          !check.passed) {
+        return check;
+      }
+    }
+    return OutputCheck::ok();
+  }
+
   static OutputCheck mismatch(const std::string& path, std::string_view wanted,
                               const c10::IValue& actual) {
     return OutputCheck::failed(fmt::format("{}: the baseline returned {} here, the candidate a {}",

@@ -195,7 +195,8 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
         (void)inner_.infer(captured.static_inputs);
       side.synchronize();
     } catch (const std::exception& error) {
-      throw Error(fmt::format("warming up before capture failed: {}", summarize_error(error)));
+      throw Error(
+          fmt::format("warming up before capture failed: {}", detail::summarize_error(error)));
     }
     captured.graph = std::make_unique<at::cuda::CUDAGraph>();
     const auto pool = at::cuda::graph_pool_handle();  // this graph's own memory
@@ -204,7 +205,7 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
       captured.static_output = inner_.infer(captured.static_inputs);
       captured.graph->capture_end();
     } catch (const std::exception& error) {
-      const std::string cause = summarize_error(error);
+      const std::string cause = detail::summarize_error(error);
       undo_failed_capture(*captured.graph, pool);
       throw Error(
           fmt::format("{} cannot be captured as a CUDA graph: {}", inner_.describe(), cause));
@@ -241,10 +242,6 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
 #else
     (void)pool;
 #endif
-  }
-
-  static std::string summarize_error(const std::exception& error) {
-    return aitune::lt::detail::summarize_error(error);
   }
 
   AnyBackend inner_;
