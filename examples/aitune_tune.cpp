@@ -1,7 +1,8 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 //
-// aitune-tune: tunes a TorchScript model file on random batch-size-1 inputs and prints the
-// report. Exit codes: 0 success, 2 usage error (with the usage text), 1 any other failure.
+// aitune-tune: tunes a model file (a torch.export .pt2 archive or a TorchScript file) on random
+// batch-size-1 inputs and prints the report. Exit codes: 0 success, 2 usage error (with the usage
+// text), 1 any other failure.
 #include <aitune/torch.hpp>
 
 #include <ATen/Parallel.h>
@@ -24,16 +25,20 @@
 namespace {
 
 constexpr std::string_view usage_text =
-    R"(usage: aitune-tune MODEL.pt --input SHAPE [--input SHAPE ...] [options]
+    R"(usage: aitune-tune MODEL.pt2|MODEL.pt --input SHAPE [--input SHAPE ...] [options]
 
-Tunes a TorchScript model for the lowest latency at batch size 1 and prints the report.
+Tunes a model for the lowest latency at batch size 1 and prints the report. MODEL is a
+torch.export .pt2 archive (baseline: the native runtime; candidates: the AOTInductor models
+in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
 
   --input SHAPE        one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values:
                        floats ~ N(0,1), integers in [0, 100)); repeat for several arguments
   --device DEVICE      cpu (default), cuda or cuda:N
-  --backends LIST      comma-separated candidates (default: frozen,optimized,channels_last,bf16
-                       and fp16 on CUDA); known: eager, frozen, optimized, channels_last, bf16,
-                       fp16, perturbed (a canary the correctness check must reject)
+  --backends LIST      comma-separated candidates. For a TorchScript model (default: frozen,
+                       optimized,channels_last,bf16 and fp16 on CUDA): eager, frozen, optimized,
+                       channels_last, bf16, fp16, perturbed (a canary the correctness check
+                       must reject). For a .pt2 archive: names of the AOTInductor models in it
+                       (default: all of them)
   --aoti PACKAGE.pt2   also try an AOTInductor package compiled in Python from the same model
                        (LibTorch >= 2.6)
   --samples N          random samples to tune and check on (default 1)
@@ -44,7 +49,7 @@ Tunes a TorchScript model for the lowest latency at batch size 1 and prints the 
   --stable             with --sequential: time until latency is stable (StableWindow)
   --aitune-rule        decide by aitune's rule (lowest mean, strict <) instead of ours
                        (faster with confidence, by at least 2 %)
-  --no-validation      do not fall back to TorchEager when no candidate beats it
+  --no-validation      do not fall back to the baseline when no candidate beats it
   --json FILE          also write the report as JSON (schema in README.md)
   --help               this text
 )";
@@ -124,10 +129,7 @@ Options parse_arguments(int argc, char** argv) {
         const auto comma = rest.find(',');
         const std::string_view name = rest.substr(0, comma);
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (find_backend(name) == nullptr) {
-          throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
-        }
-        options.backends.emplace_back(name);
+        options.backends.emplace_back(name);  // checked once the model's kind is known
       }
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
     } else if (arg == "--aoti") {
@@ -176,12 +178,36 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
+/// The candidates --backends names (default: the model's default candidates). A TorchScript
+/// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models.
 std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
-                                                    c10::Device device) {
-  if (names.empty()) return aitune::lt::default_candidates(device);
-  std::vector<aitune::lt::AnyBackend> candidates;
-  for (const auto& name : names)
-    candidates.push_back(find_backend(name)->make());
+                                                    const aitune::lt::Model& model) {
+  using aitune::lt::AnyBackend;
+  if (names.empty()) return aitune::lt::default_candidates(model);
+  std::vector<AnyBackend> candidates;
+  for (const auto& name : names) {
+    if (!model.is_exported()) {
+      const NamedBackend* backend = find_backend(name);
+      if (backend == nullptr)
+        throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
+      candidates.push_back(backend->make());
+      continue;
+    }
+    const auto& compiled = model.archive->aoti_models;
+    const auto found = std::find_if(compiled.begin(), compiled.end(),
+                                    [&](const auto& info) { return info.name == name; });
+    if (found == compiled.end()) {
+      std::vector<std::string> known;
+      for (const auto& info : compiled)
+        known.push_back(info.name);
+      throw UsageError{fmt::format(
+          "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
+          "it: {})",
+          model.archive->path.string(), name,
+          known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
+    }
+    candidates.emplace_back(aitune::lt::AOTInductor::from_archive(*model.archive, *found));
+  }
   return candidates;
 }
 
@@ -189,6 +215,14 @@ int run(const Options& options) {
   using namespace aitune;
   const c10::Device device = lt::parse_device(options.device);
   const lt::Model model = lt::load_model(options.model, device);
+  std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
+  for (const auto& package : options.aoti_packages)
+    candidates.emplace_back(lt::AOTInductor(package));
+  if (candidates.empty()) {
+    throw Error(fmt::format("'{}' holds no AOTInductor model to try against the native runtime: "
+                            "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
+                            options.model.string()));
+  }
   std::vector<lt::Sample> samples;
   for (int i = 0; i < options.samples; ++i) {
     samples.push_back(lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));
@@ -200,7 +234,7 @@ int run(const Options& options) {
   // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
   // should not surface as every candidate failing in turn.
   try {
-    lt::TorchEager probe;
+    lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
     probe.build(model, samples);
   } catch (const std::exception& error) {
     throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
@@ -218,32 +252,33 @@ int run(const Options& options) {
                           .set_profiling(profiling)
                           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
-  std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, device);
-  for (const auto& package : options.aoti_packages)
-    candidates.emplace_back(lt::AOTInductor(package));
   const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
 
   fmt::print("\n{}", render_table(report));
   const CandidateReport* selected = report.selected_candidate();
+  const std::string baseline =
+      report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
   if (report.baseline_selected) {
-    fmt::print("selected {}: no candidate beat TorchEager\n", report.selected);
+    fmt::print("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
   } else if (selected != nullptr && selected->speedup) {
-    fmt::print("selected {}: {} faster than TorchEager\n", report.selected,
-               format_speedup(*selected->speedup));
+    fmt::print("selected {}: {} faster than the baseline {}\n", report.selected,
+               format_speedup(*selected->speedup), baseline);
   } else {
-    fmt::print("selected {} (TorchEager was not measured)\n", report.selected);
+    fmt::print("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
   if (options.json) {
     nlohmann::json json = to_json(report);
-    json["environment"] = {
-        {"model", options.model.string()},
-        {"inputs", shapes},
-        {"device", device.str()},
-        {"libtorch", fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)},
-        {"intra_op_threads", at::get_num_threads()},
-        {"hardware_threads", std::thread::hardware_concurrency()}};
+    json["environment"] = {{"model", options.model.string()},
+                           {"model_format", model.is_exported() ? "torch.export" : "torchscript"},
+                           {"baseline", baseline},
+                           {"inputs", shapes},
+                           {"device", device.str()},
+                           {"libtorch", lt::libtorch_version()},
+                           {"cuda_timing", AITUNE_WITH_CUDA != 0},
+                           {"intra_op_threads", at::get_num_threads()},
+                           {"hardware_threads", std::thread::hardware_concurrency()}};
     write_json_file(*options.json, json);
     fmt::print(stderr, "report written to {}\n", options.json->string());
   }

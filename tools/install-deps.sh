@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages aitune-cpp needs to build, test and tune real models.
-# Runs apt-get only when something is missing; needs root (uses sudo when not root).
+# Installs the Debian 12 packages aitune-cpp needs to build, test and tune real models, plus
+# any named on the command line. Runs apt-get only when something is missing; needs root (uses
+# sudo when not root). PyTorch 2.x, the primary platform, comes from PyPI: tools/setup-venv.sh.
 set -euo pipefail
 
 packages=(
   g++ cmake ninja-build git clang-format  # toolchain
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
-  libtorch-dev                             # the LibTorch layer (1.13, CPU)
-  python3-torch python3-torchvision        # to trace real models at set-up (random weights)
+  libtorch-dev                             # the oldest supported LibTorch (1.13, CPU)
+  python3-torch python3-torchvision        # to trace its real models at set-up (random weights)
+  "$@"
 )
 
 missing=()

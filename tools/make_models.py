@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""Traces real model architectures (random weights) into TorchScript files for aitune-cpp.
+"""Makes real model architectures (seeded random weights) into model files for aitune-cpp.
 
-Runs with Debian's python3-torch and python3-torchvision; needs no network and no weights.
-Each model is written as <out>/<name>.pt next to <name>.shape, which holds the --input
-arguments aitune-tune needs (one per line). Existing files are kept unless --force.
-Files are written to a temporary name and renamed, so a crash leaves no half-written model.
+--format pt2 (PyTorch 2.x): a torch.export archive <out>/<name>.pt2 holding the ExportedProgram
+and the AOTInductor --variants (tools/export_model.py). --format torchscript (the default; also
+Debian's python3-torch 1.13): <out>/<name>.pt, traced. Needs no network and no weights. Each
+model gets <name>.shape beside it, the --input arguments aitune-tune needs (one per line).
+Existing files are kept unless --force. Files are written to a temporary name and renamed, so a
+crash leaves no half-written model.
 
-Usage: tools/make_models.py [--out models] [--force] [name ...]
+Usage: tools/make_models.py [--out models] [--force] [--format pt2 [--variants LIST]] [name ...]
 """
 import argparse
 import os
 import sys
 
-import torch
+# PyTorch deprecated Python's torch.jit in 2.11 (a warning there); an upstream change makes it an
+# error from 2.14 unless this variable is set. Tracing is what the TorchScript files are for.
+os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I promise to migrate by 2.15")
+
+import torch  # noqa: E402
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -88,23 +94,27 @@ def build_module(name):
     return module, shapes
 
 
-def make(name, out_dir, force):
-    path = os.path.join(out_dir, f"{name}.pt")
+def make(name, out_dir, force, model_format="torchscript", variants=()):
+    path = os.path.join(out_dir, f"{name}.pt2" if model_format == "pt2" else f"{name}.pt")
     if os.path.exists(path) and not force:
         print(f"{path}: exists")
         return
     module, shapes = build_module(name)
     inputs = tuple(torch.randn(*shape) for shape in shapes)
-    with torch.no_grad():
-        traced = torch.jit.trace(module, inputs, check_trace=False)
-    write_atomically(path, lambda tmp: traced.save(tmp))
+    if model_format == "pt2":
+        from export_model import export
+        export(module, inputs, path, variants, "cpu")
+    else:
+        with torch.no_grad():
+            traced = torch.jit.trace(module, inputs, check_trace=False)
+        write_atomically(path, lambda tmp: traced.save(tmp))
 
     def write_shapes(tmp):
         with open(tmp, "w") as f:
             for shape in shapes:
                 f.write("x".join(str(d) for d in shape) + "\n")
     write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes)
-    print(f"{path}: traced {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
+    print(f"{path}: {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
 
 
 def main():
@@ -112,6 +122,9 @@ def main():
     parser.add_argument("names", nargs="*", help=f"models to make (default: all): {', '.join(MODELS)}")
     parser.add_argument("--out", default="models", help="output folder (default: models)")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript")
+    parser.add_argument("--variants", default="default,freezing",
+                        help="with --format pt2: the AOTInductor variants (tools/export_model.py)")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
@@ -119,7 +132,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in args.names or list(MODELS):
-        make(name, args.out, args.force)
+        make(name, args.out, args.force, args.format,
+             [] if args.variants == "none" else args.variants.split(","))
     return 0
 
 

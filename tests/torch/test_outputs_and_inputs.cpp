@@ -183,8 +183,10 @@ TEST_CASE("Loading a model names the file and the cause of a failure", "[model]"
   CHECK_THROWS_WITH(load_model(dir), Catch::Contains("is not a file"));
   const auto corrupt = dir / "corrupt.pt";
   std::ofstream(corrupt) << "this is not a zip archive";
-  CHECK_THROWS_WITH(load_model(corrupt),
-                    Catch::Contains("corrupt.pt") && Catch::Contains("is not a TorchScript model"));
+  CHECK_THROWS_WITH(
+      load_model(corrupt),
+      Catch::Contains("corrupt.pt") &&
+          Catch::Contains("is neither a torch.export .pt2 archive nor a TorchScript model"));
   const auto good = dir / "conv.pt";
   make_conv_net().save(good.string());
   const Model model = load_model(good);

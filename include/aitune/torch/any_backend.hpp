@@ -10,6 +10,7 @@
 #include "aitune/core/error.hpp"
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/model.hpp"
+#include "aitune/torch/native_runtime.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tolerance.hpp"
 
@@ -54,7 +55,12 @@ class AnyBackend {
   AnyBackend& operator=(AnyBackend&&) noexcept = default;
   ~AnyBackend() = default;
 
-  [[nodiscard]] static AnyBackend make_baseline(const Model&) { return AnyBackend(TorchEager()); }
+  /// The baseline: the model run as PyTorch runs it eagerly. TorchEager for a TorchScript
+  /// model; the native runtime, which interprets the exported graph op by op, for a `.pt2`.
+  [[nodiscard]] static AnyBackend make_baseline(const Model& model) {
+    if (model.is_exported()) return AnyBackend(NativeRuntime());
+    return AnyBackend(TorchEager());
+  }
 
   [[nodiscard]] static OutputCheck check_outputs(const AnyBackend& candidate,
                                                  const c10::IValue* reference,

@@ -2,24 +2,35 @@
 #pragma once
 
 /// @file
-/// AOTInductor: runs a `.pt2` package compiled ahead of time in Python
-/// (`torch._inductor.aoti_compile_and_package`, with the same torch version as this LibTorch)
-/// through `torch::inductor::AOTIModelPackageLoader`, which LibTorch has from 2.6 on. With an
-/// older LibTorch the backend is still there but its build fails with that reason, so a tuning
-/// that lists it goes on with the other candidates.
+/// AOTInductor: runs a model compiled ahead of time in Python (`tools/export_model.py`, or
+/// `torch._inductor.aoti_compile_and_package`, with the same torch version as this LibTorch)
+/// through `torch::inductor::AOTIModelPackageLoader`, which LibTorch has from 2.6 on. The model
+/// is one name inside a `.pt2` archive: a package of its own, or one of the compilations that
+/// `tools/export_model.py` puts beside the ExportedProgram. With an older LibTorch the backend
+/// is still there but its build fails with that reason, so a tuning goes on without it.
+///
+/// A compiled model trusts its inputs: another device or shape than it was compiled for reads
+/// out of bounds. So the build refuses a package made for another device type than the model's,
+/// the loader is made on the model's device, the package's own input checks are switched on
+/// (`AOTI_RUNTIME_CHECK_INPUTS=1`, unless the process set that variable itself), and every call
+/// is checked against the shapes the package was built with: another shape is an aitune::Error.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
 #include <c10/core/DeviceGuard.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -41,39 +52,85 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
-  explicit AOTInductor(std::filesystem::path package, std::string model_name = "model")
-      : package_(std::move(package)), model_name_(std::move(model_name)) {}
+  /// The compilation `model_name` in the archive `package`, computing in `precision` (fp32,
+  /// bf16 or fp16: it sets the tolerance of the correctness check).
+  explicit AOTInductor(std::filesystem::path package, std::string model_name = "model",
+                       std::string precision = "fp32")
+      : package_(std::move(package)), model_name_(std::move(model_name)),
+        precision_(std::move(precision)) {}
+
+  /// A compilation listed in a model's own `.pt2` archive.
+  [[nodiscard]] static AOTInductor from_archive(const Pt2Archive& archive,
+                                                const AotiModelInfo& info) {
+    return AOTInductor(archive.path, info.name, info.precision);
+  }
 
   /// Whether this build can run AOTInductor packages at all.
   [[nodiscard]] static constexpr bool available() noexcept { return AITUNE_HAS_AOTI != 0; }
 
   [[nodiscard]] std::string describe() const {
-    return fmt::format("AOTInductor({})", package_.filename().string());
+    const std::string file = package_.filename().string();
+    return model_name_ == "model" ? fmt::format("AOTInductor({})", file)
+                                  : fmt::format("AOTInductor({}:{})", file, model_name_);
   }
-  [[nodiscard]] std::string key() const { return "aoti:" + package_.string(); }
-  /// Inductor fuses and reorders float32 work like the other compiled variants.
-  [[nodiscard]] static OutputPolicy output_policy() { return OutputPolicy{}; }
+  [[nodiscard]] std::string key() const {
+    return fmt::format("aoti:{}:{}", package_.string(), model_name_);
+  }
+  /// Inductor fuses and reorders work like the other compiled variants; a reduced-precision
+  /// compilation gets that precision's tolerance.
+  [[nodiscard]] OutputPolicy output_policy() const {
+    const auto dtype = parse_precision(precision_);
+    if (dtype == c10::ScalarType::Float) return OutputPolicy{};
+    return OutputPolicy{Tolerance::for_dtype(dtype), dtype};
+  }
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
 
  private:
   friend class BackendLifecycle<AOTInductor>;
 
-  void do_build(const Model& model, std::span<const Sample>) {
+  static c10::ScalarType parse_precision(const std::string& precision) {
+    if (precision == "bf16") return c10::ScalarType::BFloat16;
+    if (precision == "fp16") return c10::ScalarType::Half;
+    return c10::ScalarType::Float;
+  }
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
 #if AITUNE_HAS_AOTI
     std::error_code error;
     if (!std::filesystem::is_regular_file(package_, error)) {
       throw Error(fmt::format("AOTInductor package '{}' does not exist", package_.string()));
     }
     device_ = model.device;
-    try {
-      loader_ =
-          std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
-    } catch (const std::exception& cause) {
-      throw Error(fmt::format("'{}' is not an AOTInductor package this LibTorch can load: {}",
-                              package_.string(), detail::summarize_error(cause)));
+    // Before the package's code first runs: it reads the variable once.
+    ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);
+    load();
+    const auto metadata = loader_->get_metadata();
+    const auto found = metadata.find("AOTI_DEVICE_KEY");
+    const std::string package_device = found == metadata.end() ? "" : found->second;
+    if (package_device != c10::DeviceTypeName(device_.type(), /*lower_case=*/true)) {
+      loader_.reset();
+      throw Error(fmt::format("'{}' ({}) was compiled for {}, but the model is tuned on {}: "
+                              "compile it on the device it is to run on",
+                              package_.string(), model_name_,
+                              package_device.empty() ? "an unknown device" : package_device,
+                              device_.str()));
+    }
+    shapes_.clear();
+    for (const auto& sample : samples) {
+      shapes_.push_back(shapes_of(sample));
+    }
+    if (!samples.empty()) {
+      try {
+        (void)run(samples.front());
+      } catch (const std::exception& cause) {
+        loader_.reset();
+        throw Error(
+            fmt::format("running the first sample failed: {}", detail::summarize_error(cause)));
+      }
     }
 #else
     (void)model;
+    (void)samples;
     throw Error(fmt::format(
         "AOTInductor needs LibTorch 2.6 or newer (torch::inductor::AOTIModelPackageLoader); this "
         "build has LibTorch {}.{}",
@@ -81,7 +138,38 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #endif
   }
 
+  /// "float[1, 3, 224, 224]" for each input; non-tensors are refused.
+  static std::vector<std::string> shapes_of(const Sample& sample) {
+    std::vector<std::string> shapes;
+    for (const auto& value : sample) {
+      if (!value.isTensor()) {
+        throw Error("AOTInductor packages take tensors only; an input is a " +
+                    std::string(value.tagKind()));
+      }
+      const at::Tensor& tensor = value.toTensor();
+      shapes.push_back(fmt::format("{}[{}]", short_dtype_name(tensor.scalar_type()),
+                                   fmt::join(tensor.sizes(), ", ")));
+    }
+    return shapes;
+  }
+
+  /// A compiled model has fixed shapes: refuse others before they reach it.
+  void check_shapes(const Sample& sample) const {
+    if (shapes_.empty()) return;
+    const auto shapes = shapes_of(sample);
+    for (const auto& accepted : shapes_) {
+      if (accepted == shapes) return;
+    }
+    throw Error(fmt::format("{} was compiled for fixed input shapes {} and cannot take {}",
+                            describe(), fmt::join(shapes_.front(), " "), fmt::join(shapes, " ")));
+  }
+
   c10::IValue do_infer(const Sample& sample) {
+    check_shapes(sample);
+    return run(sample);
+  }
+
+  c10::IValue run(const Sample& sample) {
 #if AITUNE_HAS_AOTI
     c10::InferenceMode inference_mode;
     const c10::DeviceGuard device_guard(device_);
@@ -110,15 +198,35 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   }
 
   void do_activate() {
+    load();
+  }
+
+  /// Makes the loader on the model's device (without a guard and an index it would take the
+  /// caller's current device, and put the weights there).
+  void load() {
 #if AITUNE_HAS_AOTI
-    loader_ =
-        std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
+    const c10::DeviceGuard device_guard(device_);
+    try {
+#if AITUNE_TORCH_AT_LEAST(2, 9)  // the device index argument (checked: 2.11)
+      const c10::DeviceIndex index = device_.is_cuda() ? device_.index() : -1;
+      loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
+          package_.string(), model_name_, /*run_single_threaded=*/false, /*num_runners=*/1, index);
+#else
+      loader_ =
+          std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
+#endif
+    } catch (const std::exception& cause) {
+      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can load: {}",
+                              package_.string(), model_name_, detail::summarize_error(cause)));
+    }
 #endif
   }
 
   std::filesystem::path package_;
   std::string model_name_;
+  std::string precision_;
   c10::Device device_ = c10::Device(c10::kCPU);
+  std::vector<std::vector<std::string>> shapes_{};  ///< of the samples it was built with
 #if AITUNE_HAS_AOTI
   std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
 #endif

@@ -19,3 +19,13 @@
 #define AITUNE_TORCH_AT_LEAST(major, minor)                                                        \
   (TORCH_VERSION_MAJOR > (major) ||                                                                \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#include <string>
+
+namespace aitune::lt {
+/// The LibTorch these headers belong to, e.g. "2.11.0" (reports name it).
+[[nodiscard]] inline std::string libtorch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+}  // namespace aitune::lt

@@ -2,17 +2,24 @@
 #pragma once
 
 /// @file
-/// The model the LibTorch backends are built from, its samples, and loading from disk.
+/// The model the LibTorch backends are built from, its samples, and loading from disk: a
+/// TorchScript file, or a torch.export `.pt2` archive (ExportedPrograms that the native runtime
+/// runs, and AOTInductor compilations of them).
 
 #include "aitune/core/error.hpp"
 #include "aitune/torch/config.hpp"
 
+#include <caffe2/serialize/inline_container.h>
 #include <torch/cuda.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,11 +30,39 @@ namespace aitune::lt {
 /// One batch-size-1 call: the positional arguments of `forward`.
 using Sample = std::vector<c10::IValue>;
 
-/// A TorchScript module and the device it is tuned for. The backends clone the module; they
-/// never change it.
+/// One AOTInductor compilation inside a `.pt2` archive, and what `tools/export_model.py`
+/// recorded about it (nothing, for archives made by other tools).
+struct AotiModelInfo {
+  std::string name;                ///< the model name inside the archive
+  std::string precision = "fp32";  ///< the compute precision: fp32, bf16 or fp16
+  std::map<std::string, std::string> inductor_configs{};  ///< as given to Inductor, as text
+};
+
+/// What a torch.export `.pt2` archive (PT2 archive format) holds: ExportedPrograms under
+/// `models/<name>.json`, run by the native runtime, and AOTInductor compilations under
+/// `data/aotinductor/<name>/`, each loaded by its name.
+struct Pt2Archive {
+  std::filesystem::path path;
+  std::vector<std::string> programs{};       ///< ExportedProgram names
+  std::vector<AotiModelInfo> aoti_models{};  ///< AOTInductor compilations
+
+  /// The name the native runtime runs: "model" when present, else the first program.
+  [[nodiscard]] std::optional<std::string> main_program() const {
+    if (programs.empty()) return std::nullopt;
+    const bool has_model = std::find(programs.begin(), programs.end(), "model") != programs.end();
+    return has_model ? std::string("model") : programs.front();
+  }
+};
+
+/// A model and the device it is tuned for: a TorchScript module (`module`), or a torch.export
+/// archive (`archive`). The backends clone the module or load from the archive; they never
+/// change either.
 struct Model {
-  torch::jit::Module module;
+  torch::jit::Module module{};
   c10::Device device = c10::Device(c10::kCPU);
+  std::optional<Pt2Archive> archive{};
+
+  [[nodiscard]] bool is_exported() const noexcept { return archive.has_value(); }
 };
 
 namespace detail {
@@ -78,8 +113,67 @@ inline std::string summarize_error(const std::exception& error) {
   return device;
 }
 
-/// Loads a TorchScript file for `device`. Errors name the file and the cause: a missing file,
-/// a folder, or a file that is not a TorchScript model.
+namespace detail {
+
+inline std::string read_record(caffe2::serialize::PyTorchStreamReader& reader,
+                               const std::string& name) {
+  auto [data, size] = reader.getRecord(name);
+  return std::string(static_cast<const char*>(data.get()), size);
+}
+
+/// The model name `record` belongs to when it lies under `prefix` (e.g. "models/"), else "".
+inline std::string name_under(std::string_view record, std::string_view prefix,
+                              std::string_view suffix) {
+  if (!record.starts_with(prefix)) return {};
+  record.remove_prefix(prefix.size());
+  if (suffix.empty()) return std::string(record.substr(0, record.find('/')));
+  if (!record.ends_with(suffix) || record.find('/') != std::string_view::npos) return {};
+  record.remove_suffix(suffix.size());
+  return std::string(record);
+}
+
+/// Reads what a PT2 archive holds; nullopt when `path` is a zip file of another kind (such as a
+/// TorchScript file). Throws c10::Error when it is no zip file at all.
+inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& path) {
+  caffe2::serialize::PyTorchStreamReader reader(path.string());
+  if (!reader.hasRecord("archive_format") || read_record(reader, "archive_format") != "pt2") {
+    return std::nullopt;
+  }
+  Pt2Archive archive{path};
+  for (const std::string& record : reader.getAllRecords()) {
+    if (auto program = name_under(record, "models/", ".json"); !program.empty()) {
+      archive.programs.push_back(std::move(program));
+    }
+    auto aoti = name_under(record, "data/aotinductor/", "");
+    const bool known = std::any_of(archive.aoti_models.begin(), archive.aoti_models.end(),
+                                   [&](const AotiModelInfo& m) { return m.name == aoti; });
+    if (!aoti.empty() && !known) archive.aoti_models.push_back(AotiModelInfo{std::move(aoti)});
+  }
+  std::sort(archive.programs.begin(), archive.programs.end());
+  // tools/export_model.py records each compilation's precision and Inductor options.
+  if (reader.hasRecord("extra/aitune.json")) {
+    const auto variants = nlohmann::json::parse(read_record(reader, "extra/aitune.json"), nullptr,
+                                                /*allow_exceptions=*/false);
+    if (variants.is_object() && variants.contains("aoti") && variants["aoti"].is_object()) {
+      for (auto& info : archive.aoti_models) {
+        const auto found = variants["aoti"].find(info.name);
+        if (found == variants["aoti"].end() || !found->is_object()) continue;
+        info.precision = found->value("precision", info.precision);
+        const auto configs = found->value("inductor_configs", nlohmann::json::object());
+        for (const auto& [key, value] : configs.items()) {
+          info.inductor_configs[key] = value.dump();
+        }
+      }
+    }
+  }
+  return archive;
+}
+
+}  // namespace detail
+
+/// Loads a model file for `device`: a torch.export `.pt2` archive (recognised by its content,
+/// whatever its name) or a TorchScript file. Errors name the file and the cause: a missing
+/// file, a folder, or a file that is neither.
 [[nodiscard]] inline Model load_model(const std::filesystem::path& path,
                                       c10::Device device = c10::Device(c10::kCPU)) {
   std::error_code error;
@@ -89,10 +183,27 @@ inline std::string summarize_error(const std::exception& error) {
   if (!std::filesystem::is_regular_file(path, error)) {
     throw Error(fmt::format("model path '{}' is not a file", path.string()));
   }
+  std::optional<Pt2Archive> archive;
   try {
-    return Model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device};
+    archive = detail::read_pt2_archive(path);
+  } catch (const c10::Error&) {  // not a zip file: let the TorchScript loader say why
+  }
+  if (archive) {
+    if (archive->programs.empty() && archive->aoti_models.empty()) {
+      throw Error(fmt::format("'{}' is a PT2 archive with neither an ExportedProgram nor an "
+                              "AOTInductor model in it",
+                              path.string()));
+    }
+    Model model;
+    model.device = device;
+    model.archive = std::move(archive);
+    return model;
+  }
+  try {
+    return Model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device, std::nullopt};
   } catch (const c10::Error& cause) {
-    throw Error(fmt::format("'{}' is not a TorchScript model LibTorch {}.{} can load: {}",
+    throw Error(fmt::format("'{}' is neither a torch.export .pt2 archive nor a TorchScript model "
+                            "LibTorch {}.{} can load: {}",
                             path.string(), TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR,
                             detail::summarize_error(cause)));
   } catch (const std::exception& cause) {

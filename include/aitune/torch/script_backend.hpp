@@ -131,6 +131,11 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   friend class BackendLifecycle<ScriptModuleBackend>;
 
   void do_build(const Model& model, std::span<const Sample> samples) {
+    if (model.is_exported()) {
+      throw Error(fmt::format("TorchScript backends need a TorchScript model; '{}' is a "
+                              "torch.export archive (its candidates are AOTInductor models)",
+                              model.archive->path.filename().string()));
+    }
     reject_unsupported(model.device);
     model_ = model;
     samples_.assign(samples.begin(), samples.end());

@@ -7,6 +7,7 @@
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/cuda_graph.hpp"
 #include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/model.hpp"
@@ -37,6 +38,18 @@ namespace aitune::lt {
     candidates.emplace_back(CudaGraph(ChannelsLast(c10::ScalarType::Half)));
   }
 #endif
+  return candidates;
+}
+
+/// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
+/// compilation it holds (its baseline, the native runtime, runs the ExportedProgram); for a
+/// TorchScript model, default_candidates(device).
+[[nodiscard]] inline std::vector<AnyBackend> default_candidates(const Model& model) {
+  if (!model.is_exported()) return default_candidates(model.device);
+  std::vector<AnyBackend> candidates;
+  for (const auto& info : model.archive->aoti_models) {
+    candidates.emplace_back(AOTInductor::from_archive(*model.archive, info));
+  }
   return candidates;
 }
 
