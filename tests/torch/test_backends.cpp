@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -300,17 +302,100 @@ TEST_CASE("AOTInductor fails at build with a clear reason where it cannot run", 
   CHECK(result.report.candidates[1].status == CandidateStatus::ok);
 }
 
-TEST_CASE("cuDNN benchmark mode is a backend option, restored after each call", "[backends]") {
-  const bool before = at::globalContext().benchmarkCuDNN();
-  ScriptModuleBackend backend(ScriptRecipe{"TorchScriptFrozen", true, false, false, std::nullopt});
+template <class B>
+concept HasCudnnBenchmarkOption = requires(B& backend) {
   backend.set_cudnn_benchmark(true);
-  CHECK(backend.describe() == "TorchScriptFrozen(cudnn_benchmark)");
-  CHECK_FALSE(backend.thread_safe());  // the flag is process-wide: calls are serialised
-  CHECK_THAT(backend.key(), Catch::Contains("cudnn_benchmark"));
+};
+
+TEST_CASE("review R2: the cuDNN-benchmark candidate is gone, since it could not differ from the "
+          "baseline",
+          "[backends]") {
+  // cuDNN caches the plan it picks per thread, keyed without the benchmark flag, and the
+  // baseline runs first: a per-backend flag measured the baseline's plans again.
+  static_assert(!HasCudnnBenchmarkOption<ScriptModuleBackend>);
   const Model model{make_conv_net(), torch::kCPU};
-  backend.build(model, one_image());
-  (void)backend.infer(one_image()[0]);
-  CHECK(at::globalContext().benchmarkCuDNN() == before);
+  for (const auto& device : {c10::Device(c10::kCPU), c10::Device(c10::kCUDA, 0)}) {
+    for (const auto& candidate : default_candidates(device)) {
+      CHECK_THAT(candidate.key(), !Catch::Contains("cudnn"));
+    }
+  }
+  CHECK(TorchScriptFrozen().thread_safe());  // no process-wide flag left to serialise on
+}
+
+TEST_CASE("review T1: a CUDA model is refused by a build without CUDA timing, not timed on the "
+          "host clock",
+          "[backends]") {
+  const c10::Device cuda(c10::kCUDA, 0);
+  CHECK_THROWS_AS(aitune::lt::detail::require_device_clock(cuda, false), ConfigError);
+  CHECK_THROWS_WITH(aitune::lt::detail::require_device_clock(cuda, false),
+                    Catch::Contains("AITUNE_WITH_CUDA=0") && Catch::Contains("aitune::torch"));
+  CHECK_NOTHROW(aitune::lt::detail::require_device_clock(cuda, true));
+  CHECK_NOTHROW(aitune::lt::detail::require_device_clock(c10::Device(c10::kCPU), false));
+  // This build's own setting comes from the LibTorch it was built against.
+  CHECK(AITUNE_WITH_CUDA == (AITUNE_TEST_TORCH_HAS_CUDA));
+}
+
+TEST_CASE("review F2: float32 on CUDA with TF32 allowed is checked at a TF32 tolerance",
+          "[backends]") {
+  const c10::Device cuda(c10::kCUDA, 0);
+  const Tolerance tf32 = Tolerance::for_float32_on(cuda, true);
+  CHECK(tf32.rtol == Tolerance::for_dtype(torch::kHalf).rtol);
+  CHECK(tf32.scale_atol == Tolerance::for_dtype(torch::kHalf).scale_atol);
+  CHECK(Tolerance::for_float32_on(cuda, false).rtol == 1e-4);
+  CHECK(Tolerance::for_float32_on(c10::Device(c10::kCPU), true).rtol == 1e-4);
+  // A frozen float32 backend built on the CPU keeps the float32 tolerance.
+  TorchScriptFrozen frozen;
+  frozen.build(Model{make_conv_net(), torch::kCPU}, one_image());
+  CHECK(frozen.output_policy().tolerance.rtol == 1e-4);
+}
+
+TEST_CASE("review G1: a failed CUDA-graph capture releases its pool once, whichever side frees it",
+          "[backends]") {
+  // A fake allocator: the pool's use count, and the steps in the order they ran.
+  struct Fake {
+    int pool_use_count = 1;
+    bool destructor_releases_pool = false;  // LibTorch with the mid-2026 fix
+    bool pool_known = true;
+    std::vector<std::string> steps{};
+    void release() {
+      if (pool_use_count <= 0) throw std::logic_error("uc >= 0 INTERNAL ASSERT FAILED");
+      if (--pool_use_count == 0) pool_known = false;
+    }
+    void undo(bool throwing_capture_end = false) {
+      aitune::lt::detail::undo_failed_capture(
+          [&] {
+            steps.emplace_back("end capture");
+            if (throwing_capture_end) throw std::runtime_error("Invalid capture");
+          },
+          [&] { steps.emplace_back("stop routing"); },
+          [&] {
+            steps.emplace_back("destroy graph");
+            if (destructor_releases_pool) release();
+          },
+          [&] {
+            if (!pool_known) throw std::runtime_error("unknown pool");
+            return pool_use_count > 0;
+          },
+          [&] {
+            steps.emplace_back("release pool");
+            release();
+          });
+    }
+  };
+  SECTION("the graph leaves the pool to us (2.11 as released)") {
+    Fake fake;
+    fake.undo(true);
+    CHECK(fake.steps ==
+          std::vector<std::string>{"end capture", "stop routing", "destroy graph", "release pool"});
+    CHECK(fake.pool_use_count == 0);
+  }
+  SECTION("the graph's destructor releases the pool itself: we do not release it again") {
+    Fake fake;
+    fake.destructor_releases_pool = true;
+    fake.undo();
+    CHECK(fake.steps == std::vector<std::string>{"end capture", "stop routing", "destroy graph"});
+    CHECK(fake.pool_use_count == 0);
+  }
 }
 
 TEST_CASE("LibTorch strategies time with DeviceTimer: the host clock on the CPU", "[backends]") {

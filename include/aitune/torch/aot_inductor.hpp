@@ -80,8 +80,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// compilation gets that precision's tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {
     const auto dtype = parse_precision(precision_);
-    if (dtype == c10::ScalarType::Float) return OutputPolicy{};
-    return OutputPolicy{Tolerance::for_dtype(dtype), dtype};
+    const auto tolerance = Tolerance::for_compute(dtype, device_);
+    if (dtype == c10::ScalarType::Float) return OutputPolicy{tolerance};
+    return OutputPolicy{tolerance, dtype};
   }
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
 

@@ -20,6 +20,38 @@
 
 #include "aitune/torch/config.hpp"
 
+#include <exception>
+
+namespace aitune::lt::detail {
+
+/// Takes a failed CUDA-graph capture back, in an order that is safe whichever way the LibTorch
+/// at hand cleans up itself (review G1): end the stream capture, stop routing allocations to
+/// the graph's pool, destroy the graph object (from PyTorch's mid-2026 fix on, its destructor
+/// releases the pool itself), and only then release the pool, and only if it is still in use:
+/// releasing it twice trips an internal assert that terminates the process on some releases.
+/// Every step may fail on a broken capture; none may end the tuning, so each failure is
+/// swallowed here and the capture's own error is what the caller reports.
+template <class EndCapture, class StopRouting, class DestroyGraph, class PoolInUse,
+          class ReleasePool>
+void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
+                         DestroyGraph&& destroy_graph, PoolInUse&& pool_in_use,
+                         ReleasePool&& release_pool) noexcept {
+  const auto attempt = [](auto&& step) noexcept {
+    try {
+      step();
+    } catch (...) {
+    }
+  };
+  attempt(end_capture);
+  attempt(stop_routing);
+  attempt(destroy_graph);
+  bool in_use = false;
+  attempt([&] { in_use = pool_in_use(); });  // an unknown pool (already freed) throws
+  if (in_use) attempt(release_pool);
+}
+
+}  // namespace aitune::lt::detail
+
 #if AITUNE_WITH_CUDA
 
 #include "aitune/core/backend.hpp"
@@ -27,6 +59,7 @@
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/model.hpp"
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -133,6 +166,12 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
   }
 
   void do_deactivate() {
+    // Replays may still run on the GPU, and freeing a graph does not wait for them (review G4).
+    if (!graphs_.empty()) {
+      const c10::cuda::CUDAGuard device_guard(device_);
+      done_.synchronize();
+      c10::cuda::getCurrentCUDAStream(device_.index()).synchronize();
+    }
     graphs_.clear();
     if (inner_.state() != BackendState::created) inner_.deactivate();
   }
@@ -200,13 +239,19 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
     }
     captured.graph = std::make_unique<at::cuda::CUDAGraph>();
     const auto pool = at::cuda::graph_pool_handle();  // this graph's own memory
+#if AITUNE_TORCH_AT_LEAST(2, 1)
+    // Thread-local mode: other threads of the server may go on using CUDA while we capture
+    // (review G3); the capturing thread's own unsafe calls still fail the capture.
+    captured.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+#else
     captured.graph->capture_begin(pool);
+#endif
     try {
       captured.static_output = inner_.infer(captured.static_inputs);
       captured.graph->capture_end();
     } catch (const std::exception& error) {
       const std::string cause = detail::summarize_error(error);
-      undo_failed_capture(*captured.graph, pool);
+      undo_failed_capture(captured.graph, pool);
       throw Error(
           fmt::format("{} cannot be captured as a CUDA graph: {}", inner_.describe(), cause));
     }
@@ -214,34 +259,51 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
     return captured;
   }
 
-  /// Takes the stream out of capture mode and gives the allocator its pool back, so a model that
-  /// cannot be captured leaves no capture registered (which would defer frees forever) and no
-  /// memory behind. Every step may fail on a broken capture; none must end the tuning.
-  void undo_failed_capture(at::cuda::CUDAGraph& graph,
+  /// Takes a failed capture back (detail::undo_failed_capture says in which order and why), so a
+  /// model that cannot be captured leaves no capture registered (which would defer frees
+  /// forever), no allocation routing and no memory behind.
+  void undo_failed_capture(std::unique_ptr<at::cuda::CUDAGraph>& graph,
                            decltype(at::cuda::graph_pool_handle()) pool) const {
-    try {
-      graph.capture_end();  // ends the stream capture; throws "Invalid capture" here
-    } catch (...) {
-    }
-    cudaGraph_t partial = nullptr;
-    if (cudaStreamEndCapture(c10::cuda::getCurrentCUDAStream(device_.index()).stream(), &partial) ==
-            cudaSuccess &&
-        partial != nullptr) {
-      (void)cudaGraphDestroy(partial);
-    }
-    (void)cudaGetLastError();
+    const c10::DeviceIndex index = device_.index();
+    detail::undo_failed_capture(
+        [&] {
+          try {
+            graph->capture_end();  // ends the stream capture; throws "Invalid capture" here
+          } catch (...) {
+          }
+          cudaGraph_t partial = nullptr;
+          if (cudaStreamEndCapture(c10::cuda::getCurrentCUDAStream(index).stream(), &partial) ==
+                  cudaSuccess &&
+              partial != nullptr) {
+            (void)cudaGraphDestroy(partial);
+          }
+          (void)cudaGetLastError();
+        },
+        [&] {
 #if AITUNE_TORCH_AT_LEAST(2, 1)
-    try {
-      c10::cuda::CUDACachingAllocator::endAllocateToPool(device_.index(), pool);
-    } catch (...) {  // capture_end already did it
-    }
-    try {
-      c10::cuda::CUDACachingAllocator::releasePool(device_.index(), pool);
-    } catch (...) {
-    }
-#else
-    (void)pool;
+          try {
+            c10::cuda::CUDACachingAllocator::endAllocateToPool(index, pool);
+          } catch (...) {  // capture_end already did it
+          }
 #endif
+#if AITUNE_TORCH_AT_LEAST(2, 11)  // capture_begin routes pinned host memory too (review G2)
+          at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
+#endif
+        },
+        [&] { graph.reset(); },
+        [&] {
+#if AITUNE_TORCH_AT_LEAST(2, 11)
+          return c10::cuda::CUDACachingAllocator::getPoolUseCount(index, pool) > 0;
+#else  // no use count to ask: before the fix, the graph never released a failed capture's pool
+          return AITUNE_TORCH_AT_LEAST(2, 1);
+#endif
+        },
+        [&] {
+#if AITUNE_TORCH_AT_LEAST(2, 1)
+          c10::cuda::CUDACachingAllocator::releasePool(index, pool);
+#endif
+        });
+    (void)pool;
   }
 
   AnyBackend inner_;

@@ -8,10 +8,13 @@
 /// without CUDA it is the host timer.
 
 #include "aitune/core/customization.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/timer.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/model.hpp"
+
+#include <fmt/format.h>
 
 #include <optional>
 #include <utility>
@@ -25,10 +28,27 @@
 
 namespace aitune::lt {
 
+namespace detail {
+/// A CUDA model needs CUDA-event timing: the host clock would time kernel launches, not the
+/// kernels (they run asynchronously). A build without it (AITUNE_WITH_CUDA=0 while LibTorch has
+/// CUDA, e.g. a project that links LibTorch but not aitune::torch) refuses such a model.
+inline void require_device_clock(c10::Device device, bool cuda_timing_compiled) {
+  if (device.is_cuda() && !cuda_timing_compiled) {
+    throw ConfigError(fmt::format(
+        "the model is on {}, but this build of aitune has no CUDA timing (AITUNE_WITH_CUDA=0), "
+        "so it would time kernel launches on the host clock instead of the kernels: link the "
+        "aitune::torch target (find_package(aitune COMPONENTS torch)), which defines "
+        "AITUNE_WITH_CUDA=1 for a CUDA LibTorch",
+        device.str()));
+  }
+}
+}  // namespace detail
+
 class DeviceTimer {
  public:
-  /// Chooses the clock for `model`'s device.
+  /// Chooses the clock for `model`'s device; refuses a CUDA model without CUDA timing.
   void prepare(const Model& model) {
+    detail::require_device_clock(model.device, AITUNE_WITH_CUDA != 0);
     if (model.device != device_) {
       device_ = model.device;
 #if AITUNE_WITH_CUDA

@@ -20,8 +20,6 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
-#include <ATen/Context.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -41,9 +39,6 @@ struct ScriptRecipe {
   bool optimize_for_inference = false;
   bool channels_last = false;
   std::optional<c10::ScalarType> dtype{};
-  /// Let cuDNN time its convolution algorithms and keep the fastest (a process-wide LibTorch
-  /// flag: set while this backend runs, restored after).
-  bool cudnn_benchmark = false;
 };
 
 namespace detail {
@@ -97,33 +92,25 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
 
   [[nodiscard]] OutputPolicy output_policy() const {
     const auto dtype = recipe_.dtype.value_or(c10::ScalarType::Float);
-    return OutputPolicy{tolerance_.value_or(Tolerance::for_dtype(dtype)), recipe_.dtype};
+    const c10::Device device = model_ ? model_->device : c10::Device(c10::kCPU);
+    return OutputPolicy{tolerance_.value_or(Tolerance::for_compute(dtype, device)), recipe_.dtype};
   }
 
-  /// TorchScript methods may be called from several threads at once; with cuDNN's benchmark
-  /// mode on, calls are serialised, since the flag they set and restore is process-wide.
-  [[nodiscard]] bool thread_safe() const noexcept { return !recipe_.cudnn_benchmark; }
+  /// TorchScript methods may be called from several threads at once.
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
 
   [[nodiscard]] const ScriptRecipe& recipe() const noexcept { return recipe_; }
-
-  /// Turns cuDNN's benchmark mode on for this backend's calls.
-  ScriptModuleBackend& set_cudnn_benchmark(bool on) {
-    recipe_.cudnn_benchmark = on;
-    return *this;
-  }
 
   [[nodiscard]] std::string describe() const {
     std::vector<std::string> options;
     if (recipe_.dtype) options.push_back("dtype=" + short_dtype_name(*recipe_.dtype));
-    if (recipe_.cudnn_benchmark) options.emplace_back("cudnn_benchmark");
     return fmt::format("{}({})", recipe_.name, fmt::join(options, ", "));
   }
 
   [[nodiscard]] std::string key() const {
-    return fmt::format("torchscript:{}{}{}{}:{}", recipe_.freeze ? "freeze," : "",
+    return fmt::format("torchscript:{}{}{}:{}", recipe_.freeze ? "freeze," : "",
                        recipe_.optimize_for_inference ? "optimize," : "",
                        recipe_.channels_last ? "channels_last," : "",
-                       recipe_.cudnn_benchmark ? "cudnn_benchmark," : "",
                        recipe_.dtype ? short_dtype_name(*recipe_.dtype) : "fp32");
   }
 
@@ -198,28 +185,8 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     return module;
   }
 
-  /// Sets cuDNN's benchmark flag for one call and restores it after.
-  class CudnnBenchmarkGuard {
-   public:
-    explicit CudnnBenchmarkGuard(bool on) : previous_(at::globalContext().benchmarkCuDNN()) {
-      if (on != previous_) at::globalContext().setBenchmarkCuDNN(on);
-    }
-    CudnnBenchmarkGuard(const CudnnBenchmarkGuard&) = delete;
-    CudnnBenchmarkGuard& operator=(const CudnnBenchmarkGuard&) = delete;
-    ~CudnnBenchmarkGuard() {
-      if (at::globalContext().benchmarkCuDNN() != previous_) {
-        at::globalContext().setBenchmarkCuDNN(previous_);
-      }
-    }
-
-   private:
-    bool previous_;
-  };
-
   [[nodiscard]] c10::IValue run(const Sample& sample) {
     c10::InferenceMode inference_mode;
-    std::optional<CudnnBenchmarkGuard> cudnn;
-    if (recipe_.cudnn_benchmark) cudnn.emplace(true);
     std::vector<c10::IValue> inputs;
     inputs.reserve(sample.size());
     for (const auto& value : sample) {

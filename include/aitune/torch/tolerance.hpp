@@ -12,10 +12,13 @@
 /// the tensor's own scale makes the check mean the same for logits of size 10 and for features
 /// of size 1e-3. The defaults follow the candidate's compute precision (see README,
 /// "Correctness check"): float32 1e-4 / 1e-4, float16 and bfloat16 16 units of round-off
-/// (2^-7 = 7.8e-3 and 2^-4 = 6.25e-2) on both terms.
+/// (2^-7 = 7.8e-3 and 2^-4 = 6.25e-2) on both terms, and float32 on CUDA with TF32 allowed as
+/// float16.
 
 #include "aitune/core/error.hpp"
 #include "aitune/torch/config.hpp"
+
+#include <ATen/Context.h>
 
 #include <fmt/format.h>
 
@@ -35,6 +38,21 @@ struct Tolerance {
       case c10::ScalarType::BFloat16: return {6.25e-2, 6.25e-2};
       default: return {1e-4, 1e-4};
     }
+  }
+
+  /// The default for float32 work on `device`. On CUDA, LibTorch lets cuDNN (by default) and
+  /// cuBLAS (when asked) compute float32 convolutions and matmuls in TF32, whose 10-bit
+  /// mantissa rounds like float16's: 16 units of its round-off, as for float16.
+  [[nodiscard]] static Tolerance for_float32_on(c10::Device device, bool tf32_allowed) {
+    if (device.is_cuda() && tf32_allowed) return for_dtype(c10::ScalarType::Half);
+    return for_dtype(c10::ScalarType::Float);
+  }
+
+  /// The default for work in `dtype` on `device`, with LibTorch's TF32 settings as they are now.
+  [[nodiscard]] static Tolerance for_compute(c10::ScalarType dtype, c10::Device device) {
+    if (dtype != c10::ScalarType::Float) return for_dtype(dtype);
+    const auto& context = at::globalContext();
+    return for_float32_on(device, context.allowTF32CuDNN() || context.allowTF32CuBLAS());
   }
 
   /// Validates the values: both finite and non-negative.
