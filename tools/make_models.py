@@ -85,7 +85,7 @@ def write_atomically(path, write):
 
 def build_module(name):
     """The model `name` in eval mode with its (seeded, so reproducible) random weights, and its
-    input shapes. tools/make_aoti.py compiles the very same weights."""
+    input shapes. The TorchScript and the .pt2 files of a model hold the very same weights."""
     make_module, shapes = MODELS[name]
     torch.manual_seed(0)
     module = make_module()
@@ -94,17 +94,18 @@ def build_module(name):
     return module, shapes
 
 
-def make(name, out_dir, force, model_format="torchscript", variants=()):
+def make(name, out_dir, force, model_format="torchscript", variants=(), device="cpu"):
     path = os.path.join(out_dir, f"{name}.pt2" if model_format == "pt2" else f"{name}.pt")
     if os.path.exists(path) and not force:
         print(f"{path}: exists")
         return
     module, shapes = build_module(name)
-    inputs = tuple(torch.randn(*shape) for shape in shapes)
     if model_format == "pt2":
         from export_model import export
-        export(module, inputs, path, variants, "cpu")
+        inputs = tuple(torch.randn(*shape, device=device) for shape in shapes)
+        export(module, inputs, path, variants, device)
     else:
+        inputs = tuple(torch.randn(*shape) for shape in shapes)
         with torch.no_grad():
             traced = torch.jit.trace(module, inputs, check_trace=False)
         write_atomically(path, lambda tmp: traced.save(tmp))
@@ -125,6 +126,8 @@ def main():
     parser.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript")
     parser.add_argument("--variants", default="default,freezing",
                         help="with --format pt2: the AOTInductor variants (tools/export_model.py)")
+    parser.add_argument("--device", default="cpu",
+                        help="with --format pt2: the device to export and compile for")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
@@ -133,7 +136,7 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in args.names or list(MODELS):
         make(name, args.out, args.force, args.format,
-             [] if args.variants == "none" else args.variants.split(","))
+             [] if args.variants == "none" else args.variants.split(","), args.device)
     return 0
 
 

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh Debian 12 machine: install, configure, build, ctest.
+# The whole test suite from a fresh Debian 12 machine: installs what is missing (Debian packages;
+# PyTorch 2.x from PyPI into .venv), then configures, builds and runs ctest on both platforms:
+# the primary one (preset ci: PyTorch 2.x from .venv) and the oldest supported one (preset
+# ci-libtorch1.13: Debian's LibTorch 1.13). AITUNE_PRESETS="ci" runs only the first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
-cmake --preset ci
-cmake --build --preset ci
-ctest --preset ci
+tools/setup-venv.sh
+for preset in ${AITUNE_PRESETS:-ci ci-libtorch1.13}; do
+  echo "== preset $preset"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  ctest --preset "$preset"
+done

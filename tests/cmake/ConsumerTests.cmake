@@ -12,12 +12,15 @@ set(consumer_common_options
     "-DAITUNE_VENDORED_INCLUDE_DIR=${AITUNE_VENDORED_INCLUDE_DIR}")
 
 function(aitune_add_consumer_test name)
-  cmake_parse_arguments(arg "" "" "OPTIONS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(arg "" "PROGRAM" "OPTIONS;FIXTURES" ${ARGN})
+  if(NOT arg_PROGRAM)
+    set(arg_PROGRAM consumer)
+  endif()
   add_test(NAME "packaging: consumer via ${name}"
            COMMAND "${CMAKE_CTEST_COMMAND}" --build-and-test "${consumer_src}"
                    "${consumer_bin}/${name}" --build-generator "${CMAKE_GENERATOR}"
                    --build-options ${consumer_common_options} ${arg_OPTIONS}
-                   --test-command "${consumer_bin}/${name}/consumer")
+                   --test-command "${consumer_bin}/${name}/${arg_PROGRAM}")
   set_tests_properties("packaging: consumer via ${name}" PROPERTIES LABELS packaging)
   if(arg_FIXTURES)
     set_tests_properties("packaging: consumer via ${name}" PROPERTIES FIXTURES_REQUIRED
@@ -43,3 +46,17 @@ aitune_add_consumer_test("add_subdirectory"
 aitune_add_consumer_test("FetchContent"
                          OPTIONS "-DAITUNE_CONSUME=fetchcontent"
                                  "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+
+# A consumer of the LibTorch layer, against the install tree and the LibTorch this build found
+# (in the primary build, the wheel's, with CUDA and its own fmt headers).
+if(AITUNE_HAVE_TORCH)
+  # LibTorch's CMake prefix (Torch_DIR is <prefix>/Torch): its Caffe2 package must come from the
+  # same prefix, not from another LibTorch on the system.
+  get_filename_component(torch_prefix "${Torch_DIR}/.." ABSOLUTE)
+  aitune_add_consumer_test("find_package with COMPONENTS torch (install tree)"
+                           PROGRAM consumer_torch
+                           OPTIONS "-DAITUNE_CONSUME=find_package" "-DAITUNE_CONSUME_TORCH=ON"
+                                   "-DCMAKE_PREFIX_PATH=${install_prefix}$<SEMICOLON>${torch_prefix}"
+                                   "-DAITUNE_EXPECT_CUDA=$<BOOL:${AITUNE_TORCH_HAS_CUDA}>"
+                           FIXTURES aitune_install_tree)
+endif()

@@ -411,3 +411,130 @@ TEST_CASE("LibTorch strategies time with DeviceTimer: the host clock on the CPU"
     CHECK_THAT(candidate.describe(), !Catch::StartsWith("CudaGraph"));
   }
 }
+
+// torch.export models: the archive tools/make_models.py --format pt2 writes (ctest makes it in
+// the primary build; PyTorch 2.9+ only).
+namespace {
+
+std::filesystem::path exported_squeezenet() {
+  const auto path = models_dir() / "squeezenet1_1.pt2";
+  if (!std::filesystem::exists(path)) {
+    FAIL("missing " << path
+                    << ": run tools/make_models.py --format pt2 squeezenet1_1 (ctest "
+                       "does it)");
+  }
+  return path;
+}
+
+std::vector<Sample> squeezenet_samples(const std::string& shape = "1x3x224x224") {
+  return {make_random_sample({parse_input_spec(shape)}, torch::kCPU, 1)};
+}
+
+}  // namespace
+
+TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[exported]") {
+  if (NativeRuntime::available()) {
+    CHECK(AITUNE_TORCH_AT_LEAST(2, 9));
+    return;
+  }
+  NativeRuntime backend;
+  Model model;
+  model.archive = Pt2Archive{"model.pt2", {"model"}, {}};
+  CHECK_THROWS_WITH(backend.build(model, one_image()), Catch::Contains("needs LibTorch 2.9"));
+}
+
+#if AITUNE_TEST_EXPORTED
+TEST_CASE("A .pt2 archive is read: its program and its AOTInductor models", "[exported]") {
+  const Model model = load_model(exported_squeezenet());
+  REQUIRE(model.is_exported());
+  CHECK(model.archive->programs == std::vector<std::string>{"model"});
+  REQUIRE(model.archive->aoti_models.size() == 2);
+  CHECK(model.archive->aoti_models[0].name == "aoti");
+  CHECK(model.archive->aoti_models[1].name == "aoti_freezing");
+  CHECK(model.archive->aoti_models[1].precision == "fp32");
+  CHECK(model.archive->aoti_models[1].inductor_configs.at("freezing") == "true");
+  // Its baseline is the native runtime, and its default candidates the compiled models.
+  CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+  const auto candidates = default_candidates(model);
+  REQUIRE(candidates.size() == 2);
+  CHECK(candidates[1].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
+  // TorchScript backends refuse it with the reason.
+  TorchScriptFrozen frozen;
+  CHECK_THROWS_WITH(frozen.build(model, squeezenet_samples()),
+                    Catch::Contains("is a torch.export archive"));
+}
+
+TEST_CASE("The native runtime computes what TorchScript eager computes for the same weights",
+          "[exported]") {
+  // make_models.py traces and exports the same seeded weights.
+  const Model exported = load_model(exported_squeezenet());
+  const Model traced = load_model(models_dir() / "squeezenet1_1.pt");
+  const auto samples = squeezenet_samples();
+  NativeRuntime native;
+  native.build(exported, samples);
+  const c10::IValue expected = eager_output(traced.module, samples[0]);
+  const OutputCheck check = compare_outputs(&expected, native.infer(samples[0]), OutputPolicy{});
+  INFO(check.reason);
+  CHECK(check.passed);
+}
+
+TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates checked and timed",
+          "[exported]") {
+  const Model model = load_model(exported_squeezenet());
+  const auto samples = squeezenet_samples();
+  const TunedModule tuned =
+      tune(model, samples, default_candidates(model), quick_config(), "squeezenet1_1");
+  const TuneReport& report = tuned.report();
+  REQUIRE(report.baseline);
+  CHECK(report.baseline->backend == "NativeRuntime(model)");
+  CHECK(report.baseline->status == CandidateStatus::ok);
+  for (const auto& candidate : report.candidates) {
+    INFO(candidate.backend << ": " << candidate.reason);
+    CHECK(candidate.status == CandidateStatus::ok);
+    CHECK(candidate.latency.has_value());
+  }
+  // The tuned module answers as the baseline does, and refuses another shape with an
+  // aitune::Error (a compiled model would read out of bounds), never a crash.
+  NativeRuntime native;
+  native.build(model, samples);
+  const c10::IValue expected = native.infer(samples[0]);
+  CHECK(AnyBackend::check_outputs(tuned.backend(), &expected, tuned.forward(samples[0])).passed);
+  if (!tuned.baseline_selected()) {
+    CHECK_THROWS_AS(tuned.forward(squeezenet_samples("1x3x112x112")[0]), Error);
+  }
+}
+
+TEST_CASE("review A2: AOTInductor models never run on inputs they were not compiled for",
+          "[exported]") {
+  const Model model = load_model(exported_squeezenet());
+  const auto& compiled = model.archive->aoti_models.front();
+  SECTION("another shape at build: the package's own input check fails the build") {
+    AOTInductor backend = AOTInductor::from_archive(*model.archive, compiled);
+    CHECK_THROWS_WITH(backend.build(model, squeezenet_samples("1x3x112x112")),
+                      Catch::Contains("running the first sample failed"));
+    CHECK(backend.state() == BackendState::failed);
+  }
+  SECTION("another shape after build: refused before it reaches the package") {
+    AOTInductor backend = AOTInductor::from_archive(*model.archive, compiled);
+    backend.build(model, squeezenet_samples());
+    CHECK_THROWS_WITH(backend.infer(squeezenet_samples("1x3x112x112")[0]),
+                      Catch::Contains("fixed input shapes fp32[1, 3, 224, 224]"));
+    CHECK(backend.infer(squeezenet_samples()[0]).isTensor());  // and it still works
+  }
+}
+
+TEST_CASE("review A1/A2: an AOTInductor package compiled for another device fails its build",
+          "[exported]") {
+  const Model model = load_model(models_dir() / "squeezenet1_1.cuda-marked.pt2");
+  const auto samples = squeezenet_samples();
+  MinLatencyStrategy<AnyBackend> strategy(default_candidates(model), quick_config());
+  const auto result = strategy.tune(model, samples, "marked");
+  REQUIRE(result.report.candidates.size() == 2);
+  for (const auto& candidate : result.report.candidates) {
+    CHECK(candidate.status == CandidateStatus::build_failed);
+    CHECK_THAT(candidate.reason, Catch::Contains("was compiled for cuda, but the model is tuned "
+                                                 "on cpu"));
+  }
+  CHECK(result.report.baseline_selected);
+}
+#endif
