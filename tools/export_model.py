@@ -124,8 +124,10 @@ def supports_bf16(device):
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
-def write_atomically(path, write):
-    tmp = f"{path}.tmp{os.getpid()}.pt2"  # the writers want names ending in .pt2
+def write_atomically(path, write, suffix=".pt2"):
+    """Calls write(tmp) on a temporary name beside `path`, then renames it to `path`, so a crash
+    leaves no half-written file. The name ends in `suffix` (the .pt2 writers insist on it)."""
+    tmp = f"{path}.tmp{os.getpid()}{suffix}"
     try:
         write(tmp)
         os.replace(tmp, path)

@@ -20,6 +20,8 @@ os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I pro
 
 import torch  # noqa: E402
 
+from export_model import write_atomically  # noqa: E402
+
 
 class TransformerEncoderModel(torch.nn.Module):
     """4-layer Transformer encoder, d=256, 4 heads, over 64 tokens of width 256."""
@@ -73,16 +75,6 @@ def calibrate_batchnorm(module, shapes, batches=4, batch_size=8):
     module.eval()
 
 
-def write_atomically(path, write):
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def build_module(name):
     """The model `name` in eval mode with its (seeded, so reproducible) random weights, and its
     input shapes. The TorchScript and the .pt2 files of a model hold the very same weights."""
@@ -108,13 +100,13 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
         inputs = tuple(torch.randn(*shape) for shape in shapes)
         with torch.no_grad():
             traced = torch.jit.trace(module, inputs, check_trace=False)
-        write_atomically(path, lambda tmp: traced.save(tmp))
+        write_atomically(path, lambda tmp: traced.save(tmp), suffix="")
 
     def write_shapes(tmp):
         with open(tmp, "w") as f:
             for shape in shapes:
                 f.write("x".join(str(d) for d in shape) + "\n")
-    write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes)
+    write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes, suffix="")
     print(f"{path}: {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
 
 
