@@ -59,7 +59,6 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/model.hpp"
 
-#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -67,6 +66,10 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include <c10/cuda/CUDAStream.h>
 
 #include <cuda_runtime_api.h>
+
+#if AITUNE_TORCH_AT_LEAST(2, 11)  // for the host allocator's pool routing (review G2)
+#include <ATen/core/CachingHostAllocator.h>
+#endif
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
