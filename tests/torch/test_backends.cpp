@@ -412,6 +412,18 @@ TEST_CASE("LibTorch strategies time with DeviceTimer: the host clock on the CPU"
   }
 }
 
+TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[exported]") {
+  if (NativeRuntime::available()) {
+    CHECK(AITUNE_TORCH_AT_LEAST(2, 9));
+    return;
+  }
+  NativeRuntime backend;
+  Model model;
+  model.archive = Pt2Archive{"model.pt2", {"model"}, {}};
+  CHECK_THROWS_WITH(backend.build(model, one_image()), Catch::Contains("needs LibTorch 2.9"));
+}
+
+#if AITUNE_TEST_EXPORTED
 // torch.export models: the archive tools/make_models.py --format pt2 writes (ctest makes it in
 // the primary build; PyTorch 2.9+ only).
 namespace {
@@ -432,18 +444,6 @@ std::vector<Sample> squeezenet_samples(const std::string& shape = "1x3x224x224")
 
 }  // namespace
 
-TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[exported]") {
-  if (NativeRuntime::available()) {
-    CHECK(AITUNE_TORCH_AT_LEAST(2, 9));
-    return;
-  }
-  NativeRuntime backend;
-  Model model;
-  model.archive = Pt2Archive{"model.pt2", {"model"}, {}};
-  CHECK_THROWS_WITH(backend.build(model, one_image()), Catch::Contains("needs LibTorch 2.9"));
-}
-
-#if AITUNE_TEST_EXPORTED
 TEST_CASE("A .pt2 archive is read: its program and its AOTInductor models", "[exported]") {
   const Model model = load_model(exported_squeezenet());
   REQUIRE(model.is_exported());
