@@ -1,8 +1,11 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tunes real models (traced by tools/make_models.py) with the default candidates and prints,
-// per model, each backend's median and p90 latency, its speedup over TorchEager, the selected
-// backend and the tuning wall time; writes the same as JSON.
+// Tunes real models (made by tools/make_models.py) and prints, per model, each backend's median
+// and p90 latency, its paired ratio to the baseline, the selected backend and the tuning wall
+// time; writes the same as JSON. With only <model>.pt: TorchEager is the baseline of the default
+// TorchScript candidates. With <model>.pt2 beside it (same weights): one race holds both
+// families side by side - the native runtime running the ExportedProgram is the baseline, and
+// TorchEager, the TorchScript variants and every AOTInductor model in the archive are candidates.
 //
 // usage: aitune-bench-models [--models-dir DIR] [--json FILE] [--device cpu|cuda] [model ...]
 #include "bench_common.hpp"
@@ -65,11 +68,18 @@ int main(int argc, char** argv) {
     nlohmann::json results = nlohmann::json::array();
     std::string table;
     for (const auto& name : names) {
-      const lt::Model model = lt::load_model(models_dir / (name + ".pt"), device);
+      lt::Model model = lt::load_model(models_dir / (name + ".pt"), device);
+      std::vector<lt::AnyBackend> candidates = lt::default_candidates(device);
+      if (const auto exported = models_dir / (name + ".pt2"); std::filesystem::exists(exported)) {
+        model.archive = lt::load_model(exported, device).archive;
+        candidates.insert(candidates.begin(), lt::TorchEager());
+        for (auto& compiled : lt::default_candidates(lt::Model{{}, device, model.archive, false}))
+          candidates.push_back(std::move(compiled));
+      }
       const std::vector<lt::Sample> samples{
           lt::make_random_sample(read_shapes(models_dir / (name + ".shape")), device, 0)};
       const auto start = std::chrono::steady_clock::now();
-      const lt::TunedModule tuned = lt::tune(model, samples, lt::default_candidates(device),
+      const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates),
                                              StrategyConfig{}.set_sink(null_sink()), name);
       const double tuning_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -77,14 +87,14 @@ int main(int argc, char** argv) {
 
       table +=
           fmt::format("\n{} (selected {}, tuning {:.1f} s)\n", name, report.selected, tuning_s);
-      table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n", "backend", "status",
+      table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n", "backend", "status",
                            "median", "p90", "ratio [CI]", "speedup", "calls");
       const auto row = [&](const CandidateReport& c) {
         const std::string ratio =
             c.vs_baseline
                 ? format_ratio(c.vs_baseline->ratio, c.vs_baseline->low, c.vs_baseline->high)
                 : std::string("-");
-        table += fmt::format("  {:<32}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n",
+        table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n",
                              (c.selected ? "* " : "") + c.backend, to_string(c.status),
                              c.latency ? format_ms(c.latency->median) : "-",
                              c.latency ? format_ms(c.latency->p90) : "-", ratio,
@@ -99,17 +109,16 @@ int main(int argc, char** argv) {
       entry["tuning_wall_s"] = tuning_s;
       results.push_back(entry);
     }
-    fmt::print("aitune-bench-models on {} ({} hardware threads, LibTorch {}.{}, {} intra-op "
+    fmt::print("aitune-bench-models on {} ({} hardware threads, LibTorch {}, {} intra-op "
                "threads), default settings (interleaved race, confident median rule)\n{}",
                bench::machine_json()["cpu"].get<std::string>(), std::thread::hardware_concurrency(),
-               TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, at::get_num_threads(), table);
-    nlohmann::json json{
-        {"benchmark", "models"},
-        {"machine", bench::machine_json()},
-        {"device", device.str()},
-        {"libtorch", fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)},
-        {"intra_op_threads", at::get_num_threads()},
-        {"models", results}};
+               lt::libtorch_version(), at::get_num_threads(), table);
+    nlohmann::json json{{"benchmark", "models"},
+                        {"machine", bench::machine_json()},
+                        {"device", device.str()},
+                        {"libtorch", lt::libtorch_version()},
+                        {"intra_op_threads", at::get_num_threads()},
+                        {"models", results}};
     bench::write_json(json_path, json);
     fmt::print("\nJSON written to {}\n", json_path.string());
   } catch (const std::exception& error) {

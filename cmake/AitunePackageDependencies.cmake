@@ -59,11 +59,6 @@ macro(aitune_find_torch)
       endif()
       list(PREPEND CMAKE_PREFIX_PATH "${_aitune_torch_prefix}")
     endif()
-    # A CUDA LibTorch looks for the CUDA toolkit; say which architectures to avoid its
-    # auto-detection warning on machines without a GPU (only device code would use them).
-    if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
-      set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
-    endif()
     find_package(Torch QUIET)
   endif()
   if(TARGET aitune::torch)

@@ -231,15 +231,22 @@ int run(const Options& options) {
   for (const auto& input : options.inputs)
     shapes.push_back(input.describe());
 
-  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
-  // should not surface as every candidate failing in turn.
-  try {
-    lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
-    probe.build(model, samples);
-  } catch (const std::exception& error) {
-    throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
-                            fmt::join(shapes, " "), lt::detail::summarize_error(error)));
+  if (model.is_exported() && !lt::NativeRuntime::available()) {
+    throw Error(fmt::format("'{}' is a torch.export archive, whose baseline runs on LibTorch's "
+                            "native runtime: that needs LibTorch 2.9 or newer; this build has {}",
+                            options.model.string(), lt::libtorch_version()));
   }
+  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
+  // should not surface as every candidate failing in turn. (An archive of AOTInductor models
+  // only has no baseline to ask: its candidates' builds check the inputs.)
+  const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
+  if (has_baseline) try {
+      lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
+      probe.build(model, samples);
+    } catch (const std::exception& error) {
+      throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
+                              fmt::join(shapes, " "), lt::detail::summarize_error(error)));
+    }
 
   ProfilingConfig profiling;
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);

@@ -2,7 +2,8 @@
 # Runs a benchmark program on demand; each prints a table and writes JSON to build/ci/bench/.
 #   tools/bench.sh selection  selection quality: thousands of simulated tunings (ours vs aitune),
 #                             then decision stability on a real model (MobileNetV3-Small)
-#   tools/bench.sh models     tune the five CPU models (traced first) with the default candidates
+#   tools/bench.sh models     tune the five CPU models: TorchScript variants, the native runtime and
+#                             AOTInductor variants side by side (made first: about 30 min on 2 cores)
 #   tools/bench.sh overhead   TunedModule::forward vs calling the selected backend directly
 #   tools/bench.sh trace      real per-call latencies: noise, drift and the first call after a switch
 set -euo pipefail
@@ -16,11 +17,12 @@ case "$which" in
   *) echo "usage: tools/bench.sh selection|models|overhead|trace" >&2; exit 2 ;;
 esac
 tools/install-deps.sh
+tools/setup-venv.sh
 cmake --preset ci >/dev/null
 cmake --build --preset ci --target "${targets[@]}"
 out=build/ci/bench
 mkdir -p "$out"
-make_models() { /usr/bin/python3 tools/make_models.py --out models "$@"; }
+make_models() { .venv/bin/python tools/make_models.py --out models "$@"; }
 case "$which" in
   selection)
     "$out/aitune-bench-selection" --tunings 2000 --json "$out/selection.json"
@@ -28,7 +30,9 @@ case "$which" in
     "$out/aitune-bench-selection-real" models/mobilenet_v3_small.pt 1x3x224x224 --runs 10 \
       --budget-s 20 --json "$out/selection_real.json" ;;
   models)
-    make_models resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder
+    five=(resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder)
+    make_models "${five[@]}"
+    make_models --format pt2 --variants default,freezing,max_autotune,bf16 "${five[@]}"
     "$out/aitune-bench-models" --models-dir models --json "$out/models.json" ;;
   overhead)
     "$out/aitune-bench-overhead" "$out/overhead.json" ;;

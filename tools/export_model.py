@@ -138,13 +138,14 @@ def write_atomically(path, write, suffix=".pt2"):
 
 def export(module, inputs, out, variants, device, log=print):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and the AOTInductor
-    `variants` (keys of VARIANTS). Returns the names of the compilations written."""
+    `variants` (keys of VARIANTS). Returns the names of the compilations written and of those
+    that failed to compile (a variant the device cannot run is skipped, neither)."""
     from torch.export.pt2_archive._package import package_pt2
 
     module = module.eval().to(device)
     with torch.no_grad():
         program = torch.export.export(module, inputs)
-    compiled, recorded = {}, {}
+    compiled, recorded, failed = {}, {}, []
     for variant in variants:
         name, configs, dtype = VARIANTS[variant]
         if dtype is not None and not supports_bf16(device):
@@ -165,10 +166,11 @@ def export(module, inputs, out, variants, device, log=print):
         except Exception as error:  # one variant failing must not lose the others
             log(f"{out}: {name} failed to compile: {type(error).__name__}: "
                 f"{str(error).splitlines()[0] if str(error) else ''}")
+            failed.append(name)
     extra = {"aitune.json": json.dumps({"aoti": recorded, "torch": torch.__version__})}
     write_atomically(out, lambda tmp: package_pt2(
         tmp, exported_programs={"model": program}, aoti_files=compiled or None, extra_files=extra))
-    return list(compiled)
+    return list(compiled), failed
 
 
 def main():
@@ -198,9 +200,9 @@ def main():
         parser.error(f"the factory returned a {type(module).__name__}, not an nn.Module")
     inputs = make_inputs(args.input, args.device, args.seed)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    names = export(module, inputs, args.out, variants, args.device)
+    names, failed = export(module, inputs, args.out, variants, args.device)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
-    return 0 if len(names) == len(variants) or not variants else 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ else
 fi
 
 log "[gpu] tests (AITUNE_REQUIRE_GPU=1: a skip is a failure)"
-AITUNE_REQUIRE_GPU=1 "$build/tests/aitune_gpu_tests" "[gpu]" -r compact > "$out/gpu_tests.log" 2>&1
+AITUNE_REQUIRE_GPU=1 timeout "$(( $(left) > 60 ? $(left) - 60 : 1 ))" \
+  "$build/tests/aitune_gpu_tests" "[gpu]" -r compact > "$out/gpu_tests.log" 2>&1
 gpu_tests=$?
 tail -3 "$out/gpu_tests.log"
 
@@ -70,8 +71,10 @@ log "models"
 mkdir -p "$build/models"
 for model in "${models[@]}"; do
   [ "$(left)" -gt 300 ] || { echo "deadline: $model not made"; continue; }
-  timeout $(( $(left) - 240 )) $py tools/make_models.py --out "$build/models" "$model" | tail -1
-  timeout $(( $(left) - 240 )) $py tools/make_models.py --out "$build/models" --format pt2 \
+  timeout "$(( $(left) - 240 ))" $py tools/make_models.py --out "$build/models" "$model" | tail -1
+  t=$(( $(left) - 240 ))  # timeout 0 would mean no limit at all
+  [ "$t" -gt 0 ] || { echo "deadline: no AOTInductor CUDA archive of $model"; continue; }
+  timeout "$t" $py tools/make_models.py --out "$build/models" --format pt2 \
     --device cuda --variants default "$model" > "$out/$model.export.log" 2>&1 \
     || echo "$model: no AOTInductor CUDA archive (see $model.export.log)"
 done

@@ -90,12 +90,13 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
     path = os.path.join(out_dir, f"{name}.pt2" if model_format == "pt2" else f"{name}.pt")
     if os.path.exists(path) and not force:
         print(f"{path}: exists")
-        return
+        return 0
     module, shapes = build_module(name)
+    failed = 0
     if model_format == "pt2":
         from export_model import export
         inputs = tuple(torch.randn(*shape, device=device) for shape in shapes)
-        export(module, inputs, path, variants, device)
+        failed = len(export(module, inputs, path, variants, device)[1])
     else:
         inputs = tuple(torch.randn(*shape) for shape in shapes)
         with torch.no_grad():
@@ -108,6 +109,7 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
                 f.write("x".join(str(d) for d in shape) + "\n")
     write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes, suffix="")
     print(f"{path}: {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
+    return failed
 
 
 def main():
@@ -124,12 +126,18 @@ def main():
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         parser.error(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    variants = [] if args.variants == "none" else args.variants.split(",")
+    from export_model import VARIANTS
+    if any(v not in VARIANTS for v in variants):
+        parser.error(f"--variants takes names from {', '.join(VARIANTS)}, got '{args.variants}'")
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    failed = 0
     for name in args.names or list(MODELS):
-        make(name, args.out, args.force, args.format,
-             [] if args.variants == "none" else args.variants.split(","), args.device)
-    return 0
+        failed += make(name, args.out, args.force, args.format, variants, args.device)
+    if failed:
+        print(f"{failed} AOTInductor variant(s) failed to compile (see above)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

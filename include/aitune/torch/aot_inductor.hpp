@@ -27,12 +27,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -102,10 +105,26 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
       throw Error(fmt::format("AOTInductor package '{}' does not exist", package_.string()));
     }
     device_ = model.device;
-    // Before the package's code first runs: it reads the variable once.
-    ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);
+    // Before the package's code first runs: it reads the variable once. (setenv is not
+    // thread-safe against getenv elsewhere: the first AOTInductor build sets it, once.)
+    static const bool input_checks = [] {
+      return ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0) == 0;
+    }();
+    (void)input_checks;
+    // The device the package was compiled for, read before any of its code is loaded.
+#if AITUNE_TORCH_AT_LEAST(2, 11)
+    std::unordered_map<std::string, std::string> metadata;
+    try {
+      metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
+          package_.string(), model_name_);
+    } catch (const std::exception& cause) {
+      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can read: {}",
+                              package_.string(), model_name_, detail::summarize_error(cause)));
+    }
+#else
     load();
     const auto metadata = loader_->get_metadata();
+#endif
     const auto found = metadata.find("AOTI_DEVICE_KEY");
     const std::string package_device = found == metadata.end() ? "" : found->second;
     if (package_device != c10::DeviceTypeName(device_.type(), /*lower_case=*/true)) {
@@ -116,9 +135,10 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
                               package_device.empty() ? "an unknown device" : package_device,
                               device_.str()));
     }
+    if (!loader_) load();
     shapes_.clear();
     for (const auto& sample : samples) {
-      shapes_.push_back(shapes_of(sample));
+      shapes_.push_back(signature_of(sample));
     }
     if (!samples.empty()) {
       try {
@@ -139,30 +159,49 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #endif
   }
 
-  /// "float[1, 3, 224, 224]" for each input; non-tensors are refused.
-  static std::vector<std::string> shapes_of(const Sample& sample) {
-    std::vector<std::string> shapes;
+  /// What one compiled shape accepts: each input's dtype and sizes.
+  using Signature = std::vector<std::pair<c10::ScalarType, std::vector<std::int64_t>>>;
+
+  /// Each input's dtype and sizes; non-tensors are refused.
+  static Signature signature_of(const Sample& sample) {
+    Signature signature;
     for (const auto& value : sample) {
       if (!value.isTensor()) {
         throw Error("AOTInductor packages take tensors only; an input is a " +
                     std::string(value.tagKind()));
       }
       const at::Tensor& tensor = value.toTensor();
-      shapes.push_back(fmt::format("{}[{}]", short_dtype_name(tensor.scalar_type()),
-                                   fmt::join(tensor.sizes(), ", ")));
+      signature.emplace_back(tensor.scalar_type(), tensor.sizes().vec());
     }
-    return shapes;
+    return signature;
   }
 
-  /// A compiled model has fixed shapes: refuse others before they reach it.
+  /// "fp32[1, 3, 224, 224]" for each input.
+  static std::string describe_signature(const Signature& signature) {
+    std::vector<std::string> inputs;
+    for (const auto& [dtype, sizes] : signature) {
+      inputs.push_back(fmt::format("{}[{}]", short_dtype_name(dtype), fmt::join(sizes, ", ")));
+    }
+    return fmt::format("{}", fmt::join(inputs, " "));
+  }
+
+  /// A compiled model has fixed shapes: refuse others before they reach it. Compares without
+  /// formatting or allocating: this runs on every (timed) call.
   void check_shapes(const Sample& sample) const {
     if (shapes_.empty()) return;
-    const auto shapes = shapes_of(sample);
     for (const auto& accepted : shapes_) {
-      if (accepted == shapes) return;
+      const bool same = accepted.size() == sample.size() &&
+                        std::equal(accepted.begin(), accepted.end(), sample.begin(),
+                                   [](const auto& input, const c10::IValue& value) {
+                                     return value.isTensor() &&
+                                            value.toTensor().scalar_type() == input.first &&
+                                            value.toTensor().sizes() == input.second;
+                                   });
+      if (same) return;
     }
     throw Error(fmt::format("{} was compiled for fixed input shapes {} and cannot take {}",
-                            describe(), fmt::join(shapes_.front(), " "), fmt::join(shapes, " ")));
+                            describe(), describe_signature(shapes_.front()),
+                            describe_signature(signature_of(sample))));
   }
 
   c10::IValue do_infer(const Sample& sample) {
@@ -227,7 +266,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   std::string model_name_;
   std::string precision_;
   c10::Device device_ = c10::Device(c10::kCPU);
-  std::vector<std::vector<std::string>> shapes_{};  ///< of the samples it was built with
+  std::vector<Signature> shapes_{};  ///< of the samples it was built with
 #if AITUNE_HAS_AOTI
   std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
 #endif

@@ -54,13 +54,16 @@ struct Pt2Archive {
   }
 };
 
-/// A model and the device it is tuned for: a TorchScript module (`module`), or a torch.export
-/// archive (`archive`). The backends clone the module or load from the archive; they never
-/// change either.
+/// A model and the device it is tuned for: a TorchScript module (`module`), a torch.export
+/// archive (`archive`), or both (the same model in both forms, to race the two families side by
+/// side: its baseline is then the native runtime). The backends clone the module or load from
+/// the archive; they never change either.
 struct Model {
   torch::jit::Module module{};
   c10::Device device = c10::Device(c10::kCPU);
   std::optional<Pt2Archive> archive{};
+  /// False when `module` is empty: a model loaded from a `.pt2` archive alone.
+  bool has_torchscript = true;
 
   [[nodiscard]] bool is_exported() const noexcept { return archive.has_value(); }
 };
@@ -197,10 +200,11 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     Model model;
     model.device = device;
     model.archive = std::move(archive);
+    model.has_torchscript = false;
     return model;
   }
   try {
-    return Model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device, std::nullopt};
+    return Model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device};
   } catch (const c10::Error& cause) {
     throw Error(fmt::format("'{}' is neither a torch.export .pt2 archive nor a TorchScript model "
                             "LibTorch {}.{} can load: {}",

@@ -17,6 +17,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -41,9 +42,9 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
-  /// Runs the archive's ExportedProgram `program` ("model" is the name torch.export.save and
-  /// tools/export_model.py give it); with nullopt, the archive's main program.
-  explicit NativeRuntime(std::optional<std::string> program = std::string("model"))
+  /// Runs the archive's ExportedProgram `program`; by default its main program ("model", the
+  /// name torch.export.save and tools/export_model.py give it, else the first).
+  explicit NativeRuntime(std::optional<std::string> program = std::nullopt)
       : program_(std::move(program)) {}
 
   /// Whether this build can run ExportedPrograms at all.
@@ -52,9 +53,9 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   }
 
   [[nodiscard]] std::string describe() const {
-    return fmt::format("NativeRuntime({})", program_.value_or(""));
+    return fmt::format("NativeRuntime({})", program_.value_or("model"));
   }
-  [[nodiscard]] std::string key() const { return "nativert:" + program_.value_or(""); }
+  [[nodiscard]] std::string key() const { return "nativert:" + program_.value_or("model"); }
   [[nodiscard]] static OutputPolicy output_policy() { return OutputPolicy{}; }
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
 
@@ -67,9 +68,12 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
       throw Error("NativeRuntime runs torch.export .pt2 archives; this model is TorchScript");
     }
     const auto& programs = model.archive->programs;
-    if (!program_ || std::find(programs.begin(), programs.end(), *program_) == programs.end()) {
-      program_ = model.archive->main_program();
+    if (program_ && std::find(programs.begin(), programs.end(), *program_) == programs.end()) {
+      throw Error(fmt::format(
+          "'{}' has no ExportedProgram '{}' (it has: {})", model.archive->path.string(), *program_,
+          programs.empty() ? "none" : fmt::format("{}", fmt::join(programs, ", "))));
     }
+    if (!program_) program_ = model.archive->main_program();
     if (!program_) {
       throw Error(fmt::format("'{}' holds no ExportedProgram (only AOTInductor models), so the "
                               "native runtime has nothing to run",
@@ -126,10 +130,15 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   /// The graph's weights live on the device it was exported for; outputs elsewhere mean the
   /// archive was made for another device than the model is tuned on.
   void check_device(const c10::IValue& output) const {
-    if (output.isTensor() && output.toTensor().device() != device_) {
+    if (!output.isTensor()) return;
+    const c10::Device computed = output.toTensor().device();
+    const bool same =
+        computed.type() == device_.type() &&
+        (!device_.has_index() || !computed.has_index() || computed.index() == device_.index());
+    if (!same) {
       throw Error(fmt::format("the program computes on {} but the model is tuned for {}: export it "
                               "on the device it is to run on",
-                              output.toTensor().device().str(), device_.str()));
+                              computed.str(), device_.str()));
     }
   }
 

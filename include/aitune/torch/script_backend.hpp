@@ -118,10 +118,10 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   friend class BackendLifecycle<ScriptModuleBackend>;
 
   void do_build(const Model& model, std::span<const Sample> samples) {
-    if (model.is_exported()) {
+    if (!model.has_torchscript) {
       throw Error(fmt::format("TorchScript backends need a TorchScript model; '{}' is a "
                               "torch.export archive (its candidates are AOTInductor models)",
-                              model.archive->path.filename().string()));
+                              model.archive ? model.archive->path.filename().string() : ""));
     }
     reject_unsupported(model.device);
     model_ = model;

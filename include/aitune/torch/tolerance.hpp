@@ -49,10 +49,17 @@ struct Tolerance {
   }
 
   /// The default for work in `dtype` on `device`, with LibTorch's TF32 settings as they are now.
+  /// LibTorch refuses to answer when its old and new TF32 settings disagree: then TF32 is
+  /// assumed, the looser choice.
   [[nodiscard]] static Tolerance for_compute(c10::ScalarType dtype, c10::Device device) {
-    if (dtype != c10::ScalarType::Float) return for_dtype(dtype);
-    const auto& context = at::globalContext();
-    return for_float32_on(device, context.allowTF32CuDNN() || context.allowTF32CuBLAS());
+    if (dtype != c10::ScalarType::Float || !device.is_cuda()) return for_dtype(dtype);
+    bool tf32 = true;
+    try {
+      const auto& context = at::globalContext();
+      tf32 = context.allowTF32CuDNN() || context.allowTF32CuBLAS();
+    } catch (const c10::Error&) {
+    }
+    return for_float32_on(device, tf32);
   }
 
   /// Validates the values: both finite and non-negative.
