@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -376,4 +377,132 @@ TEST_CASE("Bad input to the strategy is rejected with a clear error", "[strategy
   built.build(model, one_sample());
   CHECK_THROWS_WITH(make_strategy(model, {built}),
                     Catch::Contains("Built()") && Catch::Contains("unbuilt"));
+}
+
+// Backends are user code: whatever they throw, and whatever type it is, the tuning goes on.
+namespace {
+
+FakeBehaviour throwing_in(std::string name, std::string step, double latency_ms,
+                          std::shared_ptr<std::vector<std::string>> events = nullptr) {
+  FakeBehaviour behaviour{std::move(name), {latency_ms}};
+  behaviour.throw_in = std::move(step);
+  if (events) behaviour.events = std::move(events);
+  return behaviour;
+}
+
+}  // namespace
+
+TEST_CASE("A candidate whose describe() or key() throws is named by its position, never built "
+          "or selected",
+          "[strategy][user_code]") {
+  for (const std::string step : {"describe", "key"}) {
+    INFO(step);
+    FakeModel model;
+    // The thrower would be the fastest by far.
+    auto strategy = make_strategy(
+        model, {FakeBackend("Quick", 5.0), FakeBackend(throwing_in("Thrower", step, 0.5))});
+    auto result = strategy.tune(model, one_sample());
+    const CandidateReport& thrower = result.report.candidates[1];
+    CHECK(thrower.status == CandidateStatus::build_failed);
+    CHECK_THAT(thrower.reason, Catch::Contains(step + "() threw: unknown exception"));
+    if (step == "describe") CHECK(thrower.backend == "candidate #2");
+    CHECK(thrower.calls == 0);
+    CHECK(result.report.selected == "Quick()");
+    CHECK_THAT(render_table(result.report), Catch::Contains("#2"));
+  }
+}
+
+TEST_CASE("A baseline factory that throws is a failed baseline; the candidates go on",
+          "[strategy][user_code]") {
+  FakeModel model;
+  model.baseline = throwing_in("TorchEager", "make_baseline", 10.0);
+  auto strategy = make_strategy(model, {FakeBackend("Quick", 2.0)});
+  auto result = strategy.tune(model, one_sample());
+  REQUIRE(result.report.baseline);
+  CHECK(result.report.baseline->status == CandidateStatus::build_failed);
+  CHECK_THAT(result.report.baseline->reason, Catch::Contains("making the baseline threw"));
+  CHECK(result.report.selected == "Quick()");
+  CHECK_FALSE(render_table(result.report).empty());
+}
+
+TEST_CASE("A baseline whose describe() throws is named 'baseline'; the candidates go on",
+          "[strategy][user_code]") {
+  FakeModel model;
+  model.baseline = throwing_in("TorchEager", "describe", 10.0);
+  auto strategy = make_strategy(model, {FakeBackend("Quick", 2.0)});
+  auto result = strategy.tune(model, one_sample());
+  REQUIRE(result.report.baseline);
+  CHECK(result.report.baseline->backend == "baseline");
+  CHECK(result.report.baseline->status == CandidateStatus::build_failed);
+  CHECK(result.report.selected == "Quick()");
+}
+
+TEST_CASE("A baseline whose activate() throws when it is kept is not handed back: the best "
+          "candidate serves",
+          "[strategy][user_code]") {
+  // Measured alone (sequential schedule), the baseline is freed after pre_tune and must be
+  // activated again to be handed back.
+  FakeModel model;
+  model.baseline = throwing_in("TorchEager", "activate", 1.0);
+  auto strategy = make_strategy(
+      model, {FakeBackend("Slow", 5.0)},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  auto result = strategy.tune(model, one_sample());
+  CHECK_FALSE(result.report.baseline_selected);
+  CHECK(result.report.selected == "Slow()");
+  CHECK(result.backend.is_active());
+  CHECK_THAT(result.report.baseline->reason, Catch::Contains("activate() threw"));
+  CHECK_THAT(result.report.decision, Catch::Contains("could not be activated again"));
+}
+
+TEST_CASE("deactivate() runs at most once per activation, never on the backend handed back, "
+          "even when it throws",
+          "[strategy][user_code]") {
+  auto events = std::make_shared<std::vector<std::string>>();
+  FakeModel model;
+  model.baseline = throwing_in("TorchEager", "deactivate", 10.0, events);
+  FakeBehaviour broken = throwing_in("Broken", "deactivate", 1.0, events);
+  broken.fail_build = true;
+  auto strategy = make_strategy(
+      model, {FakeBackend(throwing_in("Loser", "deactivate", 20.0, events)),
+              FakeBackend(throwing_in("Winner", "deactivate", 2.0, events)), FakeBackend(broken)});
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.report.selected == "Winner()");
+  CHECK(result.backend.is_active());
+  for (const std::string name : {"TorchEager", "Loser", "Winner", "Broken"}) {
+    const auto count = [&](const std::string& what) {
+      return std::count(events->begin(), events->end(), name + ": " + what);
+    };
+    INFO(name << ": " << count("deactivate") << " deactivations, " << count("activate")
+              << " activations");
+    CHECK(count("deactivate") <= count("activate") + 1);  // built active, then each activation
+  }
+  // The winner was never deactivated: it is handed back as it was built.
+  CHECK(std::count(events->begin(), events->end(), "Winner: deactivate") == 0);
+  // The others were, once each, although every deactivate() threw.
+  CHECK(std::count(events->begin(), events->end(), "Loser: deactivate") == 1);
+  CHECK(std::count(events->begin(), events->end(), "TorchEager: deactivate") == 1);
+}
+
+TEST_CASE("A backend whose calls measure 0 ms leaves no nan or inf in the report or the sink",
+          "[strategy][user_code]") {
+  for (const double baseline_ms : {0.0, 1.0}) {
+    for (const double candidate_ms : {0.0, 1.0}) {
+      FakeModel model;
+      model.baseline = FakeBehaviour{"TorchEager", {baseline_ms}};
+      SinkRecorder sink;
+      auto strategy = make_strategy(
+          model, {FakeBackend("Zero", candidate_ms), FakeBackend("Other", 0.0)}, {}, &sink);
+      auto result = strategy.tune(model, one_sample());
+      const std::string text = render_table(result.report) + sink.all() + result.report.decision;
+      const std::string json = to_json(result.report).dump();
+      for (const std::string bad : {"nan", "inf"}) {
+        INFO("baseline " << baseline_ms << " ms, candidate " << candidate_ms << " ms\n"
+                         << text << "\n"
+                         << json);
+        CHECK(text.find(bad) == std::string::npos);
+        CHECK(json.find(bad) == std::string::npos);
+      }
+    }
+  }
 }

@@ -28,6 +28,9 @@ struct FakeBehaviour {
   bool fail_build = false;
   std::optional<std::size_t> throw_on_call{};  ///< 1-based infer call that throws
   double output_offset = 0.0;                  ///< non-zero: wrong outputs
+  /// A lifecycle call that throws: "describe", "key", "activate" or "deactivate" (empty: none).
+  /// It throws an int, not a std::exception: user code may throw anything.
+  std::string throw_in{};
   /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
   std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
 };
@@ -53,6 +56,7 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
   /// The customisation point the strategy uses to obtain the baseline.
   static FakeBackend make_baseline(const FakeModel& model) {
     if (!model.baseline) throw std::runtime_error("this fake model has no baseline");
+    if (model.baseline->throw_in == "make_baseline") throw 42;
     return FakeBackend(*model.baseline);
   }
 
@@ -66,8 +70,14 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     return OutputCheck::ok();
   }
 
-  [[nodiscard]] std::string describe() const { return behaviour_.name + "()"; }
-  [[nodiscard]] std::string key() const { return "fake:" + behaviour_.name; }
+  [[nodiscard]] std::string describe() const {
+    if (behaviour_.throw_in == "describe") throw 42;
+    return behaviour_.name + "()";
+  }
+  [[nodiscard]] std::string key() const {
+    if (behaviour_.throw_in == "key") throw 42;
+    return "fake:" + behaviour_.name;
+  }
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
   [[nodiscard]] std::size_t deactivations() const noexcept { return deactivations_; }
   [[nodiscard]] const std::vector<std::string>& events() const { return *behaviour_.events; }
@@ -90,10 +100,14 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     return 2.0 * sample + behaviour_.output_offset;
   }
 
-  void do_activate() { behaviour_.events->push_back(behaviour_.name + ": activate"); }
+  void do_activate() {
+    behaviour_.events->push_back(behaviour_.name + ": activate");
+    if (behaviour_.throw_in == "activate") throw 42;
+  }
   void do_deactivate() {
     ++deactivations_;
     behaviour_.events->push_back(behaviour_.name + ": deactivate");
+    if (behaviour_.throw_in == "deactivate") throw 42;
   }
 
   FakeBehaviour behaviour_;

@@ -44,6 +44,19 @@ enum class BackendState { created, active, inactive, failed };
 /// - `activate()` / `deactivate()`: a deactivated backend frees what it can and refuses `infer`;
 /// - `describe()`: text for people, e.g. `TorchScriptFrozen(dtype=bf16)`;
 /// - `key()`: a stable identifier of the configuration, for caches and JSON.
+///
+/// What a strategy calls, and when (every call is user code: an exception of any type is caught,
+/// recorded with the backend's report entry, and the tuning goes on):
+/// - `describe()` and `key()`: when the strategy is made and when a tuning starts. If either
+///   throws, the backend is named by its position ("candidate #2", or "baseline"), never built
+///   and never selected;
+/// - `build()`: once, on the tuning's own copy of the candidate;
+/// - `infer()`: for the correctness check, then for the measurement;
+/// - `deactivate()`: at most once per activation, on every backend that is not handed back
+///   (failed, lost, or left the race), never on the one that is;
+/// - `activate()`: only on the backend about to be handed back, if it had been deactivated
+///   (the baseline under the sequential schedule); if it throws, the other choice (the best
+///   candidate, or the baseline) is handed back instead.
 template <class B>
 concept Backend = std::move_constructible<B> &&
     requires(B& backend, const B& const_backend, const typename B::model_type& model,
@@ -96,11 +109,12 @@ class BackendLifecycle {
 
   /// Frees what the backend holds. Legal on a built backend and on a failed one (so a failed
   /// build can release partial resources); a failed backend stays failed.
+  /// A deactivate() that throws still leaves the backend inactive: it is not called twice.
   void deactivate() {
     require(state_ != BackendState::created, "deactivate", "the backend was never built");
     if (state_ == BackendState::inactive) return;
-    self().do_deactivate();
     if (state_ == BackendState::active) state_ = BackendState::inactive;
+    self().do_deactivate();
   }
 
  protected:

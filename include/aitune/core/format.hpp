@@ -11,23 +11,27 @@
 
 namespace aitune {
 
+/// `value` with `decimals` decimals, or `-` when it is not a finite number (0/0 from a backend
+/// that measured 0 ms, an interval bound the data cannot give yet): no `nan` or `inf` ever
+/// reaches a report.
+[[nodiscard]] inline std::string format_fixed(double value, int decimals = 3) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : std::string("-");
+}
+
 /// `5.123 ms`
 [[nodiscard]] inline std::string format_ms(double latency_ms) {
-  return fmt::format("{:.3f} ms", latency_ms);
+  return std::isfinite(latency_ms) ? format_fixed(latency_ms) + " ms" : std::string("-");
 }
 
 /// `2.41x`
 [[nodiscard]] inline std::string format_speedup(double speedup) {
-  return fmt::format("{:.2f}x", speedup);
+  return std::isfinite(speedup) ? format_fixed(speedup, 2) + "x" : std::string("-");
 }
 
 /// `ratio 0.712 [0.690, 0.731]`; a bound the data cannot give yet (too few rounds for the
 /// level) is written `-`.
 [[nodiscard]] inline std::string format_ratio(double ratio, double low, double high) {
-  const auto bound = [](double value) {
-    return std::isfinite(value) ? fmt::format("{:.3f}", value) : std::string("-");
-  };
-  return fmt::format("{:.3f} [{}, {}]", ratio, bound(low), bound(high));
+  return fmt::format("{} [{}, {}]", format_fixed(ratio), format_fixed(low), format_fixed(high));
 }
 
 }  // namespace aitune

@@ -157,9 +157,9 @@ class MinLatencyStrategy
     if (const auto ratio = compare_with_baseline(winner, baseline)) {
       return fmt::format(
           "{} is faster than the baseline with confidence and by at least {:.1f} %: its latency "
-          "is {:.3f}x the baseline's, {:.1f} % interval [{:.3f}, {:.3f}] over {} paired rounds",
-          name, race().min_gain() * 100.0, ratio->ratio, ratio->confidence * 100.0, ratio->low,
-          ratio->high, ratio->rounds);
+          "is {}x the baseline's, {:.1f} % interval [{}, {}] over {} paired rounds",
+          name, race().min_gain() * 100.0, format_fixed(ratio->ratio), ratio->confidence * 100.0,
+          format_fixed(ratio->low), format_fixed(ratio->high), ratio->rounds);
     }
     return fmt::format("{} is faster than the baseline with confidence and by at least {:.1f} % "
                        "(medians {} vs {}, measured apart)",
@@ -175,10 +175,10 @@ class MinLatencyStrategy
     }
     if (const auto ratio = compare_with_baseline(best, baseline)) {
       return fmt::format(
-          "no candidate was faster with confidence by at least {:.1f} %; the best, {}, is {:.3f}x "
-          "the baseline, {:.1f} % interval [{:.3f}, {:.3f}] over {} paired rounds",
-          race().min_gain() * 100.0, name, ratio->ratio, ratio->confidence * 100.0, ratio->low,
-          ratio->high, ratio->rounds);
+          "no candidate was faster with confidence by at least {:.1f} %; the best, {}, is {}x "
+          "the baseline, {:.1f} % interval [{}, {}] over {} paired rounds",
+          race().min_gain() * 100.0, name, format_fixed(ratio->ratio), ratio->confidence * 100.0,
+          format_fixed(ratio->low), format_fixed(ratio->high), ratio->rounds);
     }
     return fmt::format("no candidate was faster with confidence by at least {:.1f} %; the best, "
                        "{}, has a median of {} vs the baseline's {}",

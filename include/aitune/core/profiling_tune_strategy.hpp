@@ -150,12 +150,13 @@ class ProfilingTuneStrategy {
   ProfilingTuneStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
       : candidates_(std::move(candidates)), config_(std::move(config)), timer_(std::move(timer)),
         log_(config_.sink()) {
-    for (const auto& candidate : candidates_) {
-      if (candidate.state() != BackendState::created) {
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const CandidateName name = name_of(candidates_[i], fmt::format("candidate #{}", i + 1));
+      if (candidates_[i].state() != BackendState::created) {
         throw ConfigError(fmt::format("candidate {} must be passed unbuilt, it is {}",
-                                      candidate.describe(), to_string(candidate.state())));
+                                      name.description, to_string(candidates_[i].state())));
       }
-      descriptions_.push_back(candidate.describe());
+      descriptions_.push_back(name.description);
     }
   }
 
@@ -167,6 +168,31 @@ class ProfilingTuneStrategy {
     B backend;
     Result result;
   };
+
+  /// What the report calls a backend. Backends are user code: when `describe()` or `key()`
+  /// throws, the backend is named by its position and `failure` says why (it is never built).
+  struct CandidateName {
+    std::string description;
+    std::string key;
+    std::optional<std::string> failure{};
+  };
+
+  static CandidateName name_of(const B& backend, const std::string& position) {
+    CandidateName name;
+    try {
+      name.description = backend.describe();
+    } catch (...) {
+      name.description = position;
+      name.failure = fmt::format("describe() threw: {}", detail::current_exception_message());
+      return name;
+    }
+    try {
+      name.key = backend.key();
+    } catch (...) {
+      name.failure = fmt::format("key() threw: {}", detail::current_exception_message());
+    }
+    return name;
+  }
 
   /// A built, checked candidate waiting for the interleaved measurement.
   struct Contender {
@@ -214,14 +240,20 @@ class ProfilingTuneStrategy {
     return calls;
   }
 
-  /// Deactivation must not end the tuning, but its failure is reported.
+  /// Deactivation must not end the tuning, but its failure is reported. (BackendLifecycle
+  /// leaves a backend whose deactivate() threw inactive, so it is never deactivated twice.)
   void deactivate_quietly(B& backend) {
     if (backend.state() == BackendState::created) return;
     try {
       backend.deactivate();
     } catch (...) {
-      log_.warn(2, fmt::format("{}: deactivate failed: {}", backend.describe(),
-                               detail::current_exception_message()));
+      const std::string cause = detail::current_exception_message();
+      std::string name = "a backend";
+      try {
+        name = backend.describe();
+      } catch (...) {
+      }
+      log_.warn(2, fmt::format("{}: deactivate failed: {}", name, cause));
     }
   }
 
@@ -237,9 +269,27 @@ class ProfilingTuneStrategy {
       log_.warn(1, "this backend type defines no baseline: performance validation and the "
                    "comparison of outputs are skipped");
     } else {
-      B baseline = baseline_traits<B>::make(run.model);
-      CandidateReport entry{baseline.describe(), baseline.key()};
+      std::optional<B> made;
+      CandidateName name{"baseline", ""};
+      try {
+        made.emplace(baseline_traits<B>::make(run.model));
+        name = name_of(*made, "baseline");
+      } catch (...) {
+        name.failure =
+            fmt::format("making the baseline threw: {}", detail::current_exception_message());
+      }
+      CandidateReport entry{name.description, name.key};
       log_.info(1, fmt::format("baseline {}", entry.backend));
+      if (name.failure) {
+        entry.status = CandidateStatus::build_failed;
+        entry.reason = *name.failure;
+        log_.warn(1, fmt::format("baseline {} failed; the performance check is skipped and "
+                                 "tuning goes on with the candidates ({})",
+                                 entry.backend, entry.reason));
+        run.report.baseline = std::move(entry);
+        return;
+      }
+      B& baseline = *made;
       const double start_ms = timer_.now_ms();
       std::string_view step = "build";
       const bool measure_now = validate && run.profiling.schedule() == Schedule::sequential;
@@ -308,7 +358,8 @@ class ProfilingTuneStrategy {
   /// Build and check one candidate; with the sequential schedule, measure it and let it compete.
   void prepare_candidate(Run& run, std::size_t index) {
     B candidate = take_candidate(index);
-    CandidateReport entry{candidate.describe(), candidate.key()};
+    const CandidateName name = name_of(candidate, fmt::format("candidate #{}", index + 1));
+    CandidateReport entry{name.description, name.key};
     log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), entry.backend));
     const double start_ms = timer_.now_ms();
     const auto fail = [&](CandidateStatus status, std::string reason) {
@@ -316,7 +367,9 @@ class ProfilingTuneStrategy {
       entry.reason = std::move(reason);
     };
 
-    if (timer_.now_ms() > run.deadline_ms) {
+    if (name.failure) {
+      fail(CandidateStatus::build_failed, *name.failure);  // never built, never selected
+    } else if (timer_.now_ms() > run.deadline_ms) {
       fail(CandidateStatus::measure_failed, "not tried: the tuning's time budget was spent");
     } else {
       try {
@@ -368,17 +421,20 @@ class ProfilingTuneStrategy {
   void measure_together(Run& run) {
     std::vector<RaceEntrant> entrants;
     std::vector<B*> backends;
-    const auto enter = [&](B& backend, bool is_baseline, double budget_ms) {
+    const auto enter = [&](B& backend, std::string name, bool is_baseline, double budget_ms) {
       backends.push_back(&backend);
-      entrants.push_back(RaceEntrant{backend.describe(), is_baseline,
+      entrants.push_back(RaceEntrant{std::move(name), is_baseline,
                                      [&backend, &run](std::size_t call) {
                                        (void)backend.infer(run.samples[call % run.samples.size()]);
                                      },
                                      budget_ms});
     };
-    if (run.baseline) enter(*run.baseline, true, std::numeric_limits<double>::infinity());
+    if (run.baseline) {
+      enter(*run.baseline, run.report.baseline->backend, true,
+            std::numeric_limits<double>::infinity());
+    }
     for (auto& contender : run.contenders) {
-      enter(contender.backend, false,
+      enter(contender.backend, run.report.candidates[contender.index].backend, false,
             run.profiling.candidate_time_budget_ms() - contender.spent_ms);
     }
     if (entrants.empty()) return;
@@ -488,8 +544,23 @@ class ProfilingTuneStrategy {
                                  : std::string()));
   }
 
-  TuneResult<B> select_baseline(Run& run, std::string why) {
-    run.baseline->activate();
+  /// Activates the backend that is to be handed back. Its activate() is user code: when it
+  /// throws, the entry says why and the caller falls back to the other choice.
+  bool try_activate(B& backend, CandidateReport& entry) {
+    try {
+      backend.activate();
+      return true;
+    } catch (...) {
+      entry.status = CandidateStatus::build_failed;
+      entry.reason = fmt::format("activate() threw when it was to be selected: {}",
+                                 detail::current_exception_message());
+      log_.warn(1, fmt::format("{}: {}", entry.backend, entry.reason));
+      deactivate_quietly(backend);
+      return false;
+    }
+  }
+
+  TuneResult<B> hand_back_baseline(Run& run, std::string why) {
     run.report.baseline->selected = true;
     run.report.baseline_selected = true;
     run.report.selected = run.report.baseline->backend;
@@ -498,30 +569,51 @@ class ProfilingTuneStrategy {
     return TuneResult<B>{std::move(*run.baseline), std::move(run.report)};
   }
 
+  TuneResult<B> hand_back_best(Run& run, std::string why) {
+    CandidateReport& winner = run.report.candidates[run.best->index];
+    winner.selected = true;
+    run.report.selected = winner.backend;
+    run.report.selected_key = winner.key;
+    run.report.decision = std::move(why);
+    return TuneResult<B>{std::move(run.best->backend), std::move(run.report)};
+  }
+
   TuneResult<B> resolve(Run& run) {
-    if (run.best) {
-      if (run.baseline && baseline_result_ &&
-          !self().displaces_baseline(run.best->result, *baseline_result_)) {
-        deactivate_quietly(run.best->backend);
-        return select_baseline(run,
-                               self().explain_baseline_kept(run.best->result, *baseline_result_,
-                                                            descriptions_[run.best->index]));
+    const bool baseline_usable = run.baseline && baseline_result_;
+    if (run.best && baseline_usable &&
+        !self().displaces_baseline(run.best->result, *baseline_result_)) {
+      // The baseline stays; should it fail to come back, the best candidate serves instead.
+      deactivate_quietly(run.best->backend);
+      const std::string why = self().explain_baseline_kept(run.best->result, *baseline_result_,
+                                                           descriptions_[run.best->index]);
+      if (try_activate(*run.baseline, *run.report.baseline)) return hand_back_baseline(run, why);
+      run.baseline.reset();
+      if (try_activate(run.best->backend, run.report.candidates[run.best->index])) {
+        return hand_back_best(run, "the baseline could not be activated again; " + why);
       }
+      run.best.reset();
+    } else if (run.best) {
       if (run.baseline) deactivate_quietly(*run.baseline);
       CandidateReport& winner = run.report.candidates[run.best->index];
-      winner.selected = true;
-      run.report.selected = winner.backend;
-      run.report.selected_key = winner.key;
-      run.report.decision =
+      const std::string why =
           baseline_result_ ? self().explain_candidate_selected(run.best->result, *baseline_result_,
                                                                winner.backend)
                            : "the best candidate (performance validation is off or the "
                              "baseline could not be measured)";
-      run.best->backend.activate();
-      return TuneResult<B>{std::move(run.best->backend), std::move(run.report)};
-    }
-    if (run.baseline && baseline_result_) {
-      return select_baseline(run, "no candidate could be measured");
+      if (try_activate(run.best->backend, winner)) return hand_back_best(run, why);
+      run.best.reset();
+      if (baseline_usable && try_activate(*run.baseline, *run.report.baseline)) {
+        return hand_back_baseline(run, "the selected candidate could not be activated");
+      }
+    } else if (baseline_usable) {
+      const bool all_failed =
+          !run.report.candidates.empty() &&
+          std::none_of(run.report.candidates.begin(), run.report.candidates.end(),
+                       [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
+      if (try_activate(*run.baseline, *run.report.baseline)) {
+        return hand_back_baseline(run, all_failed ? "every candidate failed (see their reasons)"
+                                                  : "no candidate could be measured");
+      }
     }
 
     std::string considered;
@@ -544,12 +636,13 @@ class ProfilingTuneStrategy {
       return;
     }
     const CandidateReport* selected = report.selected_candidate();
-    if (baseline_result_ && selected->speedup) {
-      log_.info(0, fmt::format("{}: selected {} at {}, {} faster than the baseline {} at {}",
-                               report.module, report.selected,
-                               Derived::format_metric(winner->metric()),
-                               format_speedup(*selected->speedup), report.baseline->backend,
-                               Derived::format_metric(baseline_result_->metric())));
+    if (baseline_result_ && report.baseline) {
+      log_.info(
+          0, fmt::format("{}: selected {} at {}, {} faster than the baseline {} at {}",
+                         report.module, report.selected, Derived::format_metric(winner->metric()),
+                         selected->speedup ? format_speedup(*selected->speedup) : std::string("-"),
+                         report.baseline->backend,
+                         Derived::format_metric(baseline_result_->metric())));
     } else {
       log_.info(0, fmt::format("{}: selected {} at {} (no baseline latency to compare with)",
                                report.module, report.selected,

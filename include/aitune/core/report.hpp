@@ -190,14 +190,16 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
     if (row.vs_baseline) {
       ratio = format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high);
     } else if (row.speedup) {
-      ratio = fmt::format("{:.3f}", 1.0 / *row.speedup);
+      ratio = format_fixed(1.0 / *row.speedup);
     }
-    out += fmt::format(
-        row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend), name_width, role,
-        to_string(row.status), cell(&LatencyStats::median), cell(&LatencyStats::p90),
-        row.latency ? fmt::format("{:.1f} %", row.latency->cv * 100.0) : std::string("-"), ratio,
-        row.speedup ? format_speedup(*row.speedup) : std::string("-"),
-        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"));
+    out += fmt::format(row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend),
+                       name_width, role, to_string(row.status), cell(&LatencyStats::median),
+                       cell(&LatencyStats::p90),
+                       row.latency && std::isfinite(row.latency->cv)
+                           ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+                           : std::string("-"),
+                       ratio, row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+                       row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"));
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {
