@@ -484,6 +484,20 @@ TEST_CASE("deactivate() runs at most once per activation, never on the backend h
   CHECK(std::count(events->begin(), events->end(), "TorchEager: deactivate") == 1);
 }
 
+TEST_CASE("A baseline freed after pre_tune whose deactivate() threw is not deactivated again",
+          "[strategy][user_code]") {
+  // Sequential schedule: the baseline is measured and freed in pre_tune; a candidate then wins.
+  auto events = std::make_shared<std::vector<std::string>>();
+  FakeModel model;
+  model.baseline = throwing_in("TorchEager", "deactivate", 10.0, events);
+  auto strategy = make_strategy(
+      model, {FakeBackend("Quick", 1.0)},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  auto result = strategy.tune(model, one_sample());
+  CHECK(result.report.selected == "Quick()");
+  CHECK(std::count(events->begin(), events->end(), "TorchEager: deactivate") == 1);
+}
+
 TEST_CASE("A backend whose calls measure 0 ms leaves no nan or inf in the report or the sink",
           "[strategy][user_code]") {
   for (const double baseline_ms : {0.0, 1.0}) {
