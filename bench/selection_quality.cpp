@@ -7,6 +7,7 @@
 // usage: aitune-bench-selection [--tunings N] [--json FILE]
 #include "bench_common.hpp"
 #include <aitune/aitune.hpp>
+#include <aitune/testing/simulated_backend.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

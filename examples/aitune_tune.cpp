@@ -98,7 +98,7 @@ struct Options {
   bool stable = false;
   bool sequential = false;
   bool aitune_rule = false;
-  double time_budget_s = 60.0;
+  double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
   std::optional<std::filesystem::path> json;
 };
@@ -245,7 +245,7 @@ int run(const Options& options) {
       probe.build(model, samples);
     } catch (const std::exception& error) {
       throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
-                              fmt::join(shapes, " "), lt::detail::summarize_error(error)));
+                              fmt::join(shapes, " "), lt::summarize_error(error)));
     }
 
   ProfilingConfig profiling;
@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
     return 1;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "aitune-tune: error: {}\n", aitune::lt::detail::summarize_error(error));
+    fmt::print(stderr, "aitune-tune: error: {}\n", aitune::lt::summarize_error(error));
     return 1;
   }
 }

@@ -4,6 +4,7 @@
 // virtual clock) with MinLatencyStrategy and prints the report. It shows the strategy's flow,
 // baseline, race and report without LibTorch; the real-model command is aitune-tune.
 #include <aitune/aitune.hpp>
+#include <aitune/testing/simulated_backend.hpp>
 
 #include <cstdio>
 #include <utility>

@@ -23,7 +23,6 @@
 #include "aitune/core/race_config.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/core/results.hpp"
-#include "aitune/core/simulated_backend.hpp"
 #include "aitune/core/stop_rules.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/timer.hpp"

@@ -1,6 +1,7 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // Trustworthy measurement: the median interval, paired rounds, the race and the decision rule.
 #include "support/fake_backend.hpp"
+#include <aitune/testing/simulated_backend.hpp>
 
 #include <catch2/catch.hpp>
 

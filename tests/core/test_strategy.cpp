@@ -520,3 +520,9 @@ TEST_CASE("A backend whose calls measure 0 ms leaves no nan or inf in the report
     }
   }
 }
+
+TEST_CASE("The library's default time budget is finite: 60 s, as the command's", "[strategy]") {
+  CHECK(ProfilingConfig{}.time_budget_ms() == default_time_budget_ms);
+  CHECK(default_time_budget_ms == 60'000.0);
+  CHECK(StrategyConfig{}.profiling().time_budget_ms() == default_time_budget_ms);
+}

@@ -260,6 +260,23 @@ TEST_CASE("A backend that is not thread-safe is serialised by the tuned module",
   CHECK(tuned.backend().target<Unsafe>()->overlaps == 0);
 }
 
+TEST_CASE("The one-call API tunes a model over the defaults for its kind and device",
+          "[strategy]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  const TunedModule tuned = tune(model, samples,
+                                 StrategyConfig{}
+                                     .set_sink(null_sink())
+                                     .set_profiling(ProfilingConfig{}.set_time_budget_ms(10'000)));
+  const TuneReport& report = tuned.report();
+  REQUIRE(report.candidates.size() == default_candidates(model).size());
+  for (std::size_t i = 0; i < report.candidates.size(); ++i) {
+    CHECK(report.candidates[i].backend == default_candidates(model)[i].describe());
+  }
+  CHECK(report.baseline->backend == "TorchEager()");
+  CHECK(tuned.forward(samples[0]).isTensor());
+}
+
 TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_model]") {
   const auto path = models_dir() / "squeezenet1_1.pt";
   if (!std::filesystem::exists(path)) {

@@ -22,6 +22,10 @@
 namespace aitune {
 
 /// Settings of the profiling loop, with sensible defaults and fluent setters.
+/// The default bound of a whole tuning, for the library and the aitune-tune command alike:
+/// ties between identical backends may otherwise measure for a long time.
+inline constexpr double default_time_budget_ms = 60'000.0;
+
 class ProfilingConfig {
  public:
   ProfilingConfig() = default;
@@ -49,7 +53,8 @@ class ProfilingConfig {
   [[nodiscard]] const WarmupConfig& warmup() const noexcept { return warmup_; }
 
   /// The whole tuning may take this long (ms); when it runs out the race stops and decides on
-  /// what it has, and candidates not yet measured are marked failed. Default: no limit.
+  /// what it has, and candidates not yet measured are marked failed. Default: 60 s
+  /// (default_time_budget_ms); infinity for no limit.
   ProfilingConfig& set_time_budget_ms(double budget_ms) {
     time_budget_ms_ = require_budget(budget_ms, "time budget");
     return *this;
@@ -106,7 +111,7 @@ class ProfilingConfig {
   Schedule schedule_ = Schedule::interleaved;
   RaceConfig race_{};
   WarmupConfig warmup_{};
-  double time_budget_ms_ = std::numeric_limits<double>::infinity();
+  double time_budget_ms_ = default_time_budget_ms;
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
   std::vector<int> batch_sizes_{1};

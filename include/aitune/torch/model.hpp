@@ -90,6 +90,10 @@ inline std::string summarize_error(const std::exception& error) {
 }
 }  // namespace detail
 
+/// The line of a LibTorch error that says what went wrong (the last line of a TorchScript
+/// traceback, else the first line), without LibTorch's C++ backtrace: for messages to people.
+using detail::summarize_error;
+
 /// Parses `cpu`, `cuda` or `cuda:N` and checks that the device exists in this build.
 [[nodiscard]] inline c10::Device parse_device(std::string_view text) {
   c10::Device device(c10::kCPU);

@@ -62,4 +62,14 @@ namespace aitune::lt {
   return TunedModule(strategy.tune(model, samples, std::move(module_name)), samples);
 }
 
+/// The one call: tunes `model` on its batch-size-1 `samples` over default_candidates(model)
+/// with the default settings and returns the tuned module. The defaults: the interleaved race
+/// and the confident-median rule, a 60 s budget (default_time_budget_ms, as aitune-tune), and
+/// progress lines on standard error (`StrategyConfig{}.set_sink(null_sink())` silences them).
+[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
+                                      StrategyConfig config = {},
+                                      std::string module_name = "model") {
+  return tune(model, samples, default_candidates(model), std::move(config), std::move(module_name));
+}
+
 }  // namespace aitune::lt
