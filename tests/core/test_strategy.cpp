@@ -152,11 +152,8 @@ TEST_CASE("With validation off and every candidate failing, tune throws and list
                     Catch::Contains("no correct backend was found") && Catch::Contains("net") &&
                         Catch::Contains("A(): build failed: scripted build failure") &&
                         Catch::Contains("B(): incorrect"));
-  try {
-    (void)strategy.tune(model, one_sample());
-  } catch (const Error& error) {  // the root of the hierarchy catches it
-    SUCCEED(error.what());
-  }
+  // The root of the hierarchy catches it.
+  CHECK_THROWS_AS(strategy.tune(model, one_sample()), Error);
 }
 
 TEST_CASE("A baseline that fails to build is a warning; tuning goes on with the candidates",
@@ -298,8 +295,6 @@ TEST_CASE("The strategy profiles at batch size 1 whatever was configured", "[str
   auto strategy = make_strategy(model, {FakeBackend("A", 1.0)}, config);
   CHECK(strategy.config().profiling().batch_sizes() == std::vector<int>{1, 8, 32});
   CHECK(strategy.profiling_config().batch_sizes() == std::vector<int>{1});
-  const auto result = MinLatencyProfilingResult(2.0);
-  CHECK(result.selected_batch_size == 1);
 }
 
 TEST_CASE("describe() names the strategy and lists every candidate", "[strategy]") {

@@ -464,15 +464,20 @@ TEST_CASE("A .pt2 archive is read: its program and its AOTInductor models", "[ex
   const Model model = load_model(exported_squeezenet());
   REQUIRE(model.is_exported());
   CHECK(model.archive->programs == std::vector<std::string>{"model"});
-  REQUIRE(model.archive->aoti_models.size() == 2);
-  CHECK(model.archive->aoti_models[0].name == "aoti");
-  CHECK(model.archive->aoti_models[1].name == "aoti_freezing");
-  CHECK(model.archive->aoti_models[1].precision == "fp32");
-  CHECK(model.archive->aoti_models[1].inductor_configs.at("freezing") == "true");
+  const auto& compiled = model.archive->aoti_models;
+  REQUIRE(compiled.size() >= 2);  // and aoti_bf16 where the CPU has bf16 kernels
+  CHECK(compiled[0].name == "aoti_default");
+  CHECK(compiled[1].name == "aoti_freezing");
+  CHECK(compiled[1].precision == "fp32");
+  CHECK(compiled[1].inductor_configs.at("freezing") == "true");
+  if (compiled.size() > 2) {
+    CHECK(compiled[2].name == "aoti_bf16");
+    CHECK(compiled[2].precision == "bf16");
+  }
   // Its baseline is the native runtime, and its default candidates the compiled models.
   CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
   const auto candidates = default_candidates(model);
-  REQUIRE(candidates.size() == 2);
+  REQUIRE(candidates.size() == compiled.size());
   CHECK(candidates[1].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
   // TorchScript backends refuse it with the reason.
   TorchScriptFrozen frozen;
@@ -506,6 +511,8 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
   REQUIRE(report.baseline);
   CHECK(report.baseline->backend == "NativeRuntime(model)");
   CHECK(report.baseline->status == CandidateStatus::ok);
+  // Every variant passes the value check: each computes what the baseline does (a packaging
+  // mix-up that put one variant's code under another's name would fail here).
   for (const auto& candidate : report.candidates) {
     INFO(candidate.backend << ": " << candidate.reason);
     CHECK(candidate.status == CandidateStatus::ok);
@@ -540,13 +547,23 @@ TEST_CASE("review A2: AOTInductor models never run on inputs they were not compi
   }
 }
 
+TEST_CASE("An archive whose AOTInductor model names are prefixes of each other is refused",
+          "[exported]") {
+  // LibTorch 2.11's loader finds a model's files by prefix: "aoti" would run "aoti_bf16".
+  Model model = load_model(exported_squeezenet());
+  model.archive->aoti_models = {AotiModelInfo{"aoti"}, AotiModelInfo{"aoti_bf16"}};
+  AOTInductor backend(model.archive->path, "aoti");
+  CHECK_THROWS_WITH(backend.build(model, squeezenet_samples()),
+                    Catch::Contains("would run the code of 'aoti_bf16'"));
+}
+
 TEST_CASE("review A1/A2: an AOTInductor package compiled for another device fails its build",
           "[exported]") {
   const Model model = load_model(models_dir() / "squeezenet1_1.cuda-marked.pt2");
   const auto samples = squeezenet_samples();
   MinLatencyStrategy<AnyBackend> strategy(default_candidates(model), quick_config());
   const auto result = strategy.tune(model, samples, "marked");
-  REQUIRE(result.report.candidates.size() == 2);
+  REQUIRE(result.report.candidates.size() >= 2);
   for (const auto& candidate : result.report.candidates) {
     CHECK(candidate.status == CandidateStatus::build_failed);
     CHECK_THAT(candidate.reason, Catch::Contains("was compiled for cuda, but the model is tuned "

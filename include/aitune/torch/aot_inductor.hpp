@@ -104,6 +104,17 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     if (!std::filesystem::is_regular_file(package_, error)) {
       throw Error(fmt::format("AOTInductor package '{}' does not exist", package_.string()));
     }
+    if (model.archive && model.archive->path == package_) {
+      for (const auto& other : model.archive->aoti_models) {
+        if (other.name != model_name_ && other.name.starts_with(model_name_)) {
+          throw Error(fmt::format(
+              "'{}' holds AOTInductor models '{}' and '{}': LibTorch's package loader finds a "
+              "model's files by prefix, so '{}' would run the code of '{}'; give the models names "
+              "that are not prefixes of each other (tools/export_model.py does)",
+              package_.string(), model_name_, other.name, model_name_, other.name));
+        }
+      }
+    }
     device_ = model.device;
     // Before the package's code first runs: it reads the variable once. (setenv is not
     // thread-safe against getenv elsewhere: the first AOTInductor build sets it, once.)

@@ -1,0 +1,25 @@
+# Compiles SOURCE with -DCASE=<CASE> and expects: case 0 compiles; any other case fails with a
+# diagnostic that matches EXPECT (the concept it breaks). Run with cmake -P and
+# -DCXX=... -DSOURCE=... -DCASE=... -DEXPECT=... -DINCLUDE_DIRS=a;b -DDEFINES=x;y
+set(args -std=c++20 -fsyntax-only "-DCASE=${CASE}")
+foreach(dir IN LISTS INCLUDE_DIRS)
+  list(APPEND args "-I${dir}")
+endforeach()
+foreach(define IN LISTS DEFINES)
+  list(APPEND args "-D${define}")
+endforeach()
+execute_process(COMMAND "${CXX}" ${args} "${SOURCE}" RESULT_VARIABLE result
+                OUTPUT_VARIABLE output ERROR_VARIABLE output)
+if(CASE EQUAL 0)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "the control case must compile:\n${output}")
+  endif()
+  return()
+endif()
+if(result EQUAL 0)
+  message(FATAL_ERROR "case ${CASE} compiled, but it must be rejected")
+endif()
+if(NOT output MATCHES "${EXPECT}")
+  message(FATAL_ERROR "case ${CASE} failed, but not for the expected reason (${EXPECT}):\n${output}")
+endif()
+message(STATUS "case ${CASE} rejected: ${EXPECT}")
