@@ -53,7 +53,7 @@ if(AITUNE_HAVE_TORCH)
   # LibTorch's CMake prefix (Torch_DIR is <prefix>/Torch): its Caffe2 package must come from the
   # same prefix, not from another LibTorch on the system.
   get_filename_component(torch_prefix "${Torch_DIR}/.." ABSOLUTE)
-  aitune_add_consumer_test("find_package with COMPONENTS torch (install tree)"
+  aitune_add_consumer_test("find_package with COMPONENTS torch (install tree, review: fmt shadowing)"
                            PROGRAM consumer_torch
                            OPTIONS "-DAITUNE_CONSUME=find_package" "-DAITUNE_CONSUME_TORCH=ON"
                                    "-DCMAKE_PREFIX_PATH=${install_prefix}$<SEMICOLON>${torch_prefix}"
