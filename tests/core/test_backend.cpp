@@ -1,4 +1,5 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#include "support/concept_probes.hpp"
 #include "support/fake_backend.hpp"
 
 #include <catch2/catch.hpp>
@@ -8,61 +9,7 @@
 
 using namespace aitune;
 using namespace aitune::testing;
-
-namespace {
-
-// A minimal complete backend, and variants each missing one required member.
-struct Model {};
-struct Complete {
-  using model_type = Model;
-  using sample_type = int;
-  using output_type = int;
-  void build(const Model&, std::span<const int>) {}
-  int infer(const int& x) { return x; }
-  void activate() {}
-  void deactivate() {}
-  BackendState state() const { return BackendState::created; }
-  std::string describe() const { return "Complete()"; }
-  std::string key() const { return "complete"; }
-};
-struct MissingInfer {
-  using model_type = Model;
-  using sample_type = int;
-  using output_type = int;
-  void build(const Model&, std::span<const int>) {}
-  void activate() {}
-  void deactivate() {}
-  BackendState state() const { return BackendState::created; }
-  std::string describe() const { return ""; }
-  std::string key() const { return ""; }
-};
-struct MissingDescribe {
-  using model_type = Model;
-  using sample_type = int;
-  using output_type = int;
-  void build(const Model&, std::span<const int>) {}
-  int infer(const int& x) { return x; }
-  void activate() {}
-  void deactivate() {}
-  BackendState state() const { return BackendState::created; }
-  std::string key() const { return ""; }
-};
-struct MissingBuild {
-  using model_type = Model;
-  using sample_type = int;
-  using output_type = int;
-  int infer(const int& x) { return x; }
-  void activate() {}
-  void deactivate() {}
-  BackendState state() const { return BackendState::created; }
-  std::string describe() const { return ""; }
-  std::string key() const { return ""; }
-};
-struct WrongOutputType : Complete {
-  double infer(const int& x) { return x; }
-};
-
-}  // namespace
+using namespace aitune::testing::probes;
 
 TEST_CASE("Backend concept accepts a complete backend and rejects incomplete ones", "[concepts]") {
   static_assert(Backend<Complete>);
@@ -70,7 +17,7 @@ TEST_CASE("Backend concept accepts a complete backend and rejects incomplete one
   static_assert(!Backend<MissingInfer>);
   static_assert(!Backend<MissingDescribe>);
   static_assert(!Backend<MissingBuild>);
-  static_assert(!Backend<WrongOutputType>);
+  static_assert(!Backend<InferReturnsAnotherType>);
   static_assert(!Backend<int>);
   SUCCEED("checked at compile time");
 }
