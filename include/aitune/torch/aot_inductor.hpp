@@ -170,6 +170,15 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #endif
   }
 
+  /// An input as a tensor: compiled models take tensors only.
+  static const at::Tensor& tensor_input(const c10::IValue& value) {
+    if (!value.isTensor()) {
+      throw Error("AOTInductor packages take tensors only; an input is a " +
+                  std::string(value.tagKind()));
+    }
+    return value.toTensor();
+  }
+
   /// What one compiled shape accepts: each input's dtype and sizes.
   using Signature = std::vector<std::pair<c10::ScalarType, std::vector<std::int64_t>>>;
 
@@ -177,11 +186,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   static Signature signature_of(const Sample& sample) {
     Signature signature;
     for (const auto& value : sample) {
-      if (!value.isTensor()) {
-        throw Error("AOTInductor packages take tensors only; an input is a " +
-                    std::string(value.tagKind()));
-      }
-      const at::Tensor& tensor = value.toTensor();
+      const at::Tensor& tensor = tensor_input(value);
       signature.emplace_back(tensor.scalar_type(), tensor.sizes().vec());
     }
     return signature;
@@ -226,11 +231,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     const c10::DeviceGuard device_guard(device_);
     std::vector<at::Tensor> inputs;
     for (const auto& value : sample) {
-      if (!value.isTensor()) {
-        throw Error("AOTInductor packages take tensors only; an input is a " +
-                    std::string(value.tagKind()));
-      }
-      inputs.push_back(value.toTensor().to(device_));
+      inputs.push_back(tensor_input(value).to(device_));
     }
     std::vector<at::Tensor> outputs = loader_->run(inputs);
     if (outputs.size() == 1) return outputs.front();
