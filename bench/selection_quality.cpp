@@ -83,7 +83,7 @@ aitune::StrategyConfig ours() {
 
 aitune::StrategyConfig aitune_rule() {
   return aitune::StrategyConfig{}
-      .set_decision_rule(aitune::DecisionRule::aitune_mean)
+      .set_decision(aitune::DecisionConfig{}.set_rule(aitune::DecisionRule::aitune_mean))
       .set_profiling(aitune::ProfilingConfig{}.set_schedule(aitune::Schedule::sequential));
 }
 

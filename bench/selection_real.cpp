@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
       return StrategyConfig{}
           .set_sink(null_sink())
           .set_profiling(profiling)
-          .set_decision_rule(ours ? DecisionRule::confident_median : DecisionRule::aitune_mean);
+          .set_decision(DecisionConfig{}.set_rule(ours ? DecisionRule::confident_median
+                                                       : DecisionRule::aitune_mean));
     };
     const std::vector<std::pair<std::string, std::vector<lt::AnyBackend>>> sets{
         {"two TorchEager candidates (identical to the baseline)",

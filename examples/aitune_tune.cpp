@@ -252,12 +252,13 @@ int run(const Options& options) {
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
   if (options.stable) profiling.set_stop_rule(StableWindow());
-  const auto config = StrategyConfig{}
-                          .enable_performance_validation(options.validation)
-                          .set_decision_rule(options.aitune_rule ? DecisionRule::aitune_mean
-                                                                 : DecisionRule::confident_median)
-                          .set_profiling(profiling)
-                          .set_sink(stderr_sink());
+  const auto config =
+      StrategyConfig{}
+          .enable_performance_validation(options.validation)
+          .set_decision(DecisionConfig{}.set_rule(
+              options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
+          .set_profiling(profiling)
+          .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();

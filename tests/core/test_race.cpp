@@ -100,14 +100,14 @@ TEST_CASE("Paired ratios use only the rounds both backends ran", "[paired]") {
 }
 
 TEST_CASE("A look drops the clearly slower and knows when the decision is settled", "[decision]") {
-  const RaceConfig race;  // min gain 2 %, tie margin 1 %
+  const DecisionConfig decision;  // min gain 2 %, tie margin 1 %
   const RoundSeries baseline = series(std::vector<double>(12, 10.0));
   const RoundSeries fast = series(std::vector<double>(12, 5.0));
   const RoundSeries slow = series(std::vector<double>(12, 8.0));
   const RoundSeries same_as_fast = series(std::vector<double>(12, 5.0));
 
   std::vector<LaneView> lanes{{&baseline, true, true}, {&slow, false, true}, {&fast, false, true}};
-  LookVerdict verdict = judge_look(lanes, 0, race, 0.004, 0.004);
+  LookVerdict verdict = judge_look(lanes, 0, decision, 0.004, 0.004);
   CHECK(verdict.leader == 2u);
   CHECK(verdict.drop == std::vector<std::size_t>{1});
   CHECK(verdict.settled);
@@ -116,7 +116,7 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
 
   // Two equal candidates: the one listed first leads, and the tie is settled.
   lanes = {{&baseline, true, true}, {&fast, false, true}, {&same_as_fast, false, true}};
-  verdict = judge_look(lanes, 0, race, 0.004, 0.004);
+  verdict = judge_look(lanes, 0, decision, 0.004, 0.004);
   CHECK(verdict.leader == 1u);
   CHECK(verdict.drop.empty());
   CHECK(verdict.settled);
@@ -127,9 +127,27 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
     noisy_values.push_back(i % 2 == 0 ? 8.0 : 12.0);
   const RoundSeries wobbly = series(noisy_values);
   lanes = {{&baseline, true, true}, {&wobbly, false, true}};
-  verdict = judge_look(lanes, 0, race, 0.004, 0.004);
+  verdict = judge_look(lanes, 0, decision, 0.004, 0.004);
   CHECK(verdict.leader == 1u);
   CHECK_FALSE(verdict.settled);
+}
+
+TEST_CASE("DecisionConfig holds every decision parameter, with documented defaults",
+          "[config][decision]") {
+  const DecisionConfig decision;
+  CHECK(decision.rule() == DecisionRule::confident_median);
+  CHECK(decision.alpha() == 0.01);
+  CHECK(decision.min_gain() == 0.02);
+  CHECK(decision.tie_margin() == 0.01);
+  CHECK(decision.describe() ==
+        "confident median rule, alpha 0.01, min gain 2.0 %, tie margin 1.0 %");
+  CHECK_THROWS_AS(DecisionConfig{}.set_alpha(0.0), ConfigError);
+  CHECK_THROWS_AS(DecisionConfig{}.set_alpha(0.5), ConfigError);
+  CHECK_THROWS_AS(DecisionConfig{}.set_min_gain(-0.1), ConfigError);
+  CHECK_THROWS_AS(DecisionConfig{}.set_tie_margin(1.5), ConfigError);
+  const auto strict = DecisionConfig{}.set_rule(DecisionRule::aitune_mean).set_min_gain(0.05);
+  CHECK(StrategyConfig{}.set_decision(strict).decision().min_gain() == 0.05);
+  CHECK(StrategyConfig{}.set_decision(strict).decision().rule() == DecisionRule::aitune_mean);
 }
 
 TEST_CASE("RaceConfig has documented defaults, spends alpha over its looks and checks values",
@@ -138,28 +156,25 @@ TEST_CASE("RaceConfig has documented defaults, spends alpha over its looks and c
   CHECK(race.block_calls() == 2);
   CHECK(race.discard_first_call());
   CHECK(race.kept_calls_per_block() == 1);
-  CHECK(race.alpha() == 0.01);
-  CHECK(race.min_gain() == 0.02);
-  CHECK(race.tie_margin() == 0.01);
+  CHECK(race.first_look_share() == 0.4);
   CHECK(race.look_round(1) == 10);
   CHECK(race.look_round(2) == 15);
   CHECK(race.look_round(3) == 23);
   CHECK(race.look_round(9) == race.max_rounds());
   double spent = 0.0;
   for (int look = 1; look <= race.max_looks(); ++look)
-    spent += race.tail_alpha(look);
-  CHECK(spent == Approx(race.alpha()));  // the union bound keeps the promise
-  CHECK(race.tail_alpha(1) == Approx(0.004));
+    spent += race.look_share(look);
+  CHECK(spent == Approx(1.0));  // the union bound keeps the promise: all of alpha, no more
+  CHECK(race.look_share(1) == Approx(0.4));
 
   CHECK_THROWS_AS(RaceConfig{}.set_block_calls(0), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_looks(10, 1.0, 5), ConfigError);
-  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.0), ConfigError);
-  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 1.5), ConfigError);
-  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 0.0), ConfigError);  // the first look needs some
-  CHECK_THROWS_AS(RaceConfig{}.set_alpha(0.05, 1.0), ConfigError);  // and so do the later ones
-  CHECK(RaceConfig{}.set_looks(4, 2.0, 3).max_rounds() == 16);      // follows the looks unless set
+  CHECK_THROWS_AS(RaceConfig{}.set_first_look_share(1.5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_first_look_share(0.0),
+                  ConfigError);  // the first look needs some
+  CHECK_THROWS_AS(RaceConfig{}.set_first_look_share(1.0), ConfigError);  // and so do the later ones
+  CHECK(RaceConfig{}.set_looks(4, 2.0, 3).max_rounds() == 16);  // follows the looks unless set
   CHECK(RaceConfig{}.set_looks(4, 2.0, 3).set_max_rounds(7).max_rounds() == 7);
-  CHECK_THROWS_AS(RaceConfig{}.set_min_gain(-0.1), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_max_calls(0), ConfigError);
   CHECK_THROWS_AS(WarmupConfig{}.set_min_calls(0), ConfigError);
   CHECK_THROWS_AS(WarmupConfig{}.set_settle_ratio(2.0), ConfigError);
@@ -181,7 +196,7 @@ TEST_CASE("Identical backends under noise: the baseline is kept and the report s
     REQUIRE(ratio);
     CHECK(ratio->low <= 1.0);
     CHECK(ratio->high >= 0.98);
-    CHECK(result.report.measurement.schedule == "interleaved");
+    CHECK(result.report.measurement.schedule == Schedule::interleaved);
   }
 }
 
@@ -194,12 +209,12 @@ TEST_CASE("The aitune rule stays available: mean and strict <, no confidence", "
   auto aitune_rule =
       make_sim_strategy(machine, candidates,
                         StrategyConfig{}
-                            .set_decision_rule(DecisionRule::aitune_mean)
+                            .set_decision(DecisionConfig{}.set_rule(DecisionRule::aitune_mean))
                             .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
   CHECK(aitune_rule.tune(machine, one).report.selected == "Slightly()");
   auto confident = make_sim_strategy(machine, candidates);
   CHECK(confident.tune(machine, one).baseline_selected());
-  CHECK_THAT(aitune_rule.describe(), Catch::Contains("decision rule: aitune mean"));
+  CHECK_THAT(aitune_rule.describe(), Catch::Contains("decision: aitune mean rule"));
 }
 
 TEST_CASE("Interleaving cancels drift that misleads the sequential schedule", "[race]") {
@@ -217,7 +232,7 @@ TEST_CASE("Interleaving cancels drift that misleads the sequential schedule", "[
   auto sequential =
       make_sim_strategy(sequential_machine, candidates,
                         StrategyConfig{}
-                            .set_decision_rule(DecisionRule::aitune_mean)
+                            .set_decision(DecisionConfig{}.set_rule(DecisionRule::aitune_mean))
                             .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
   CHECK(sequential.tune(sequential_machine, one).baseline_selected());  // wrong
 
@@ -277,13 +292,15 @@ TEST_CASE("The aitune rule on the interleaved schedule runs fixed rounds and com
           "[race]") {
   SimulatedMachine machine;
   machine.baseline = LatencyModel{10.0};
-  auto strategy = make_sim_strategy(machine,
-                                    {SimulatedBackend("Slower", LatencyModel{30.0}),
-                                     SimulatedBackend("Tiny", LatencyModel{9.95})},
-                                    StrategyConfig{}.set_decision_rule(DecisionRule::aitune_mean));
+  auto strategy = make_sim_strategy(
+      machine,
+      {SimulatedBackend("Slower", LatencyModel{30.0}),
+       SimulatedBackend("Tiny", LatencyModel{9.95})},
+      StrategyConfig{}.set_decision(DecisionConfig{}.set_rule(DecisionRule::aitune_mean)));
   const auto result = strategy.tune(machine, one);
   CHECK(result.report.selected == "Tiny()");  // a lower mean wins, however small the gain
-  CHECK_THAT(result.report.measurement.stop_reason, Catch::Contains("no looks"));
+  CHECK(result.report.measurement.stop_reason == StopReason::fixed_rounds);
+  CHECK_THAT(result.report.measurement.stop_detail, Catch::Contains("no looks"));
   CHECK(result.report.measurement.rounds == static_cast<std::size_t>(RaceConfig{}.look_round(1)));
   CHECK(result.report.candidates[0].note.empty());  // no racing: nobody was dropped
 }
@@ -302,7 +319,7 @@ TEST_CASE("Racing drops a clearly slower candidate early", "[race]") {
                             Catch::Contains("confidently slower than the leader"));
   CHECK(slow.calls < result.report.candidates[1].calls);
   CHECK(sink.contains("dropped Slow(): confidently slower than the leader"));
-  CHECK(result.report.measurement.stop_reason == "settled");
+  CHECK(result.report.measurement.stop_reason == StopReason::settled);
   // The race ends one confirmation round after the look that settled it.
   const MeasurementReport& measurement = result.report.measurement;
   CHECK(measurement.looks <= 3);
@@ -361,7 +378,8 @@ TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
         machine, {SimulatedBackend("Same", noisy(10.0))},
         StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(500.0)));
     const auto result = strategy.tune(machine, one);
-    CHECK(result.report.measurement.stop_reason == "the tuning's time budget was spent");
+    CHECK(result.report.measurement.stop_reason == StopReason::time_budget);
+    CHECK(result.report.measurement.stop_detail == "the tuning's time budget was spent");
     CHECK(result.baseline_selected());
     CHECK(result.report.tuning_time_ms < 700.0);
   }
@@ -397,7 +415,7 @@ TEST_CASE("A baseline that fails during the race is a warning; the candidates st
   SinkRecorder sink;
   auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)}, {}, &sink);
   const auto result = strategy.tune(model, one_sample());
-  CHECK(sink.contains("baseline TorchEager() failed to measure"));
+  CHECK(sink.contains("baseline TorchEager() failed (measure: "));
   CHECK(result.report.baseline->status == CandidateStatus::measure_failed);
   CHECK(result.report.selected == "B()");
   CHECK(strategy.perf_validation_results().empty());
@@ -454,4 +472,33 @@ TEST_CASE("With a device clock, decisions use its times and the host clock's vie
   REQUIRE(result.report.baseline->host_latency);
   CHECK(result.report.baseline->host_latency->median == Approx(10.0));
   CHECK(to_json(result.report)["candidates"][0]["host_latency_ms"]["median"] == Approx(4.0));
+}
+
+TEST_CASE("Both schedules go through one prepare and one measure step: a failing baseline reads "
+          "the same, and the report says how each measurement stopped",
+          "[race][flow]") {
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    INFO(to_string(schedule));
+    FakeModel model;
+    // Call 1 is the reference output; call 3 is in the warm-up of either schedule.
+    model.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 3, 0.0};
+    SinkRecorder sink;
+    auto strategy = make_strategy(
+        model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(schedule)), &sink);
+    const auto result = strategy.tune(model, one_sample());
+    CHECK(result.report.baseline->status == CandidateStatus::measure_failed);
+    CHECK(result.report.baseline->reason == "measure: scripted failure on call 3");
+    CHECK(sink.contains("WARNING: baseline TorchEager() failed (measure: scripted failure on "
+                        "call 3); the performance check is skipped"));
+    CHECK(result.report.selected == "B()");
+    const MeasurementReport& m = result.report.measurement;
+    CHECK(m.schedule == schedule);
+    CHECK(m.stop_reason ==
+          (schedule == Schedule::sequential ? StopReason::stop_rule : StopReason::settled));
+    CHECK_FALSE(m.stop_detail.empty());
+    const nlohmann::json json = to_json(result.report);
+    CHECK(json["measurement"]["schedule"] == std::string(to_string(schedule)));
+    CHECK(json["measurement"]["stop_reason"] == std::string(to_string(m.stop_reason)));
+  }
 }

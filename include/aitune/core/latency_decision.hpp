@@ -13,11 +13,11 @@
 ///
 /// Series without common rounds (the sequential schedule) fall back to unpaired comparisons.
 
+#include "aitune/core/decision_config.hpp"
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/median_interval.hpp"
 #include "aitune/core/paired_rounds.hpp"
-#include "aitune/core/race_config.hpp"
 
 #include <fmt/format.h>
 
@@ -105,17 +105,17 @@ struct LookVerdict {
 /// leader is confidently faster than the baseline or confidently short of the minimum gain.
 [[nodiscard]] inline LookVerdict judge_look(std::span<const LaneView> lanes,
                                             std::optional<std::size_t> baseline,
-                                            const RaceConfig& race, double tail_alpha,
+                                            const DecisionConfig& decision, double tail_alpha,
                                             double baseline_tail_alpha) {
   LookVerdict verdict;
-  verdict.leader = rank_leader(lanes, race.tie_margin());
+  verdict.leader = rank_leader(lanes, decision.tie_margin());
   if (!verdict.leader) {
     verdict.settled = true;
     return verdict;
   }
   const std::size_t leader = *verdict.leader;
   const bool with_baseline = baseline && lanes[*baseline].alive;
-  const double low_enough = 1.0 - race.min_gain();
+  const double low_enough = 1.0 - decision.min_gain();
   bool settled = true;
   double closest = 0.0;  // the largest leader/rival ratio: the rival nearest the leader
   const auto consider_runner_up = [&](std::size_t i, const MedianInterval& rival_over_leader) {
@@ -144,12 +144,12 @@ struct LookVerdict {
         verdict.drop.push_back(i);
         verdict.drop_reasons[i] =
             fmt::format("cannot beat the baseline by {:.1f} % ({} to the baseline)",
-                        race.min_gain() * 100.0, format_ratio(vs_baseline));
+                        decision.min_gain() * 100.0, format_ratio(vs_baseline));
         continue;
       }
     }
     const bool practically_tied =
-        vs_leader.low >= 1.0 - race.min_gain() && vs_leader.high <= 1.0 + race.min_gain();
+        vs_leader.low >= 1.0 - decision.min_gain() && vs_leader.high <= 1.0 + decision.min_gain();
     if (!practically_tied) settled = false;
     consider_runner_up(i, vs_leader);
   }

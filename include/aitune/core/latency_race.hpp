@@ -20,10 +20,12 @@
 /// The race also ends when the tuning's time budget, the call budget, the round budget or the
 /// looks run out; the decision then uses the data it has.
 
+#include "aitune/core/decision_config.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_decision.hpp"
 #include "aitune/core/latency_stats.hpp"
+#include "aitune/core/measurement.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/paired_rounds.hpp"
 #include "aitune/core/race_config.hpp"
@@ -34,7 +36,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -44,43 +45,6 @@
 #include <vector>
 
 namespace aitune {
-
-/// One backend entering the race.
-struct RaceEntrant {
-  std::string name;
-  bool is_baseline = false;
-  /// One inference on sample `index % samples`. The race gives every backend the same indices
-  /// in a round, so paired rounds compare the same samples.
-  std::function<void(std::size_t)> call;
-  double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
-};
-
-/// What the race measured of one backend.
-struct RaceLane {
-  RoundSeries rounds;                 ///< block value per round (ms)
-  std::vector<double> kept_calls_ms;  ///< every timed call that counts
-  std::vector<double>
-      kept_host_ms;  ///< the same calls on the host clock, when a device clock timed them
-  std::size_t warmup_calls = 0;
-  std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
-  double time_ms = 0.0;   ///< time spent in those calls
-  bool dropped = false;   ///< left the race early (racing)
-  std::string drop_reason{};
-  /// The race's last look (and its confirmation) judged this backend, as leader, faster than
-  /// the baseline with confidence. Only such a backend may displace the baseline.
-  bool judged_faster = false;
-  std::optional<std::string> failure;
-};
-
-struct RaceSummary {
-  std::size_t rounds = 0;
-  int looks = 0;
-  std::string stop_reason;
-  double tail_alpha = 0.0;  ///< the per-bound error of the last look, between candidates
-  /// The same for comparisons with the baseline: the look's share split over the candidates
-  /// (Bonferroni), so whichever candidate leads, a false switch stays within the look's share.
-  double baseline_tail_alpha = 0.0;
-};
 
 namespace detail {
 /// Block values are medians of the kept calls.
@@ -93,18 +57,19 @@ inline double block_value(std::vector<double> kept) {
 template <Timer T>
 class LatencyRace {
  public:
-  /// `judged` false: no looks, drops or confirmation - the rounds of the first look are run and
-  /// the caller decides on them (aitune's rule on the interleaved schedule).
-  LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, T& timer, const Logger& log,
-              double deadline_ms, bool judged = true)
-      : race_(race), warmup_(warmup), timer_(timer), log_(log), deadline_ms_(deadline_ms),
-        judged_(judged), random_(race.seed()) {}
+  /// With the aitune rule there are no looks, drops or confirmation: the rounds of the first
+  /// look are run and the caller decides on them.
+  LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, const DecisionConfig& decision,
+              T& timer, const Logger& log, double deadline_ms)
+      : race_(race), warmup_(warmup), decision_(decision), timer_(timer), log_(log),
+        deadline_ms_(deadline_ms), judged_(decision.rule() == DecisionRule::confident_median),
+        random_(race.seed()) {}
 
-  /// Runs the race. `lanes` receives one entry per entrant, in the same order.
-  RaceSummary run(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes) {
+  /// Runs the race: one lane per entrant, in the same order, and how it ended.
+  Measurement run(std::vector<Entrant>& entrants) {
     entrants_ = &entrants;
-    lanes_ = &lanes;
-    lanes.assign(entrants.size(), RaceLane{});
+    summary_.lanes.assign(entrants.size(), Lane{});
+    lanes_ = &summary_.lanes;
     std::size_t candidates = 0;
     for (std::size_t i = 0; i < entrants.size(); ++i) {
       if (entrants[i].is_baseline) baseline_ = i;
@@ -115,44 +80,54 @@ class LatencyRace {
       warm_up(i);
 
     int next_look_round = race_.look_round(1);
-    while (summary_.stop_reason.empty()) {
+    while (!stopped()) {
       const std::vector<std::size_t> racing = still_racing();
       if (racing.empty()) {
-        summary_.stop_reason = "no backend left to measure";
+        stop(StopReason::nothing_left, "no backend left to measure");
         break;
       }
       run_round(racing);
-      if (!summary_.stop_reason.empty()) break;
+      if (stopped()) break;
       if (static_cast<int>(summary_.rounds) < next_look_round) continue;
       if (!judged_) {
-        summary_.stop_reason =
-            fmt::format("{} rounds run (no looks: decided by the caller)", summary_.rounds);
+        stop(StopReason::fixed_rounds,
+             fmt::format("{} rounds run (no looks: decided by the caller)", summary_.rounds));
         break;
       }
       next_look_round = race_.look_round(summary_.looks + 2);
-      if (look() && confirm()) summary_.stop_reason = "settled";
-      if (summary_.stop_reason.empty() && summary_.looks >= race_.max_looks()) {
-        summary_.stop_reason = fmt::format("all {} looks used", race_.max_looks());
+      if (look() && confirm()) stop(StopReason::settled, "settled");
+      if (!stopped() && summary_.looks >= race_.max_looks()) {
+        stop(StopReason::looks_used, fmt::format("all {} looks used", race_.max_looks()));
       }
     }
     // A budget that ends the race between looks leaves data no look has judged: judging it is
     // one more look, with that look's share of alpha (or the last share, if none is left).
-    if (judged_ && summary_.stop_reason != "settled" &&
+    if (judged_ && summary_.stop_reason != StopReason::settled &&
         static_cast<int>(summary_.rounds) > last_look_round_ &&
         summary_.looks < race_.max_looks()) {
       (void)look();
     }
-    summary_.tail_alpha = race_.tail_alpha(std::max(summary_.looks, 1));
     summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
-    if (faster_leader_) lanes[*faster_leader_].judged_faster = true;
-    return summary_;
+    if (judged_) {
+      for (std::size_t i = 0; i < lanes_->size(); ++i)
+        (*lanes_)[i].judged_faster = faster_leader_ == i;
+    }
+    return std::move(summary_);
   }
 
  private:
+  [[nodiscard]] bool stopped() const noexcept {
+    return summary_.stop_reason != StopReason::not_measured;
+  }
+  void stop(StopReason reason, std::string detail) {
+    summary_.stop_reason = reason;
+    summary_.stop_detail = std::move(detail);
+  }
+
   std::vector<std::size_t> still_racing() const {
     std::vector<std::size_t> racing;
     for (std::size_t i = 0; i < lanes_->size(); ++i) {
-      const RaceLane& lane = (*lanes_)[i];
+      const Lane& lane = (*lanes_)[i];
       if (!lane.failure && !lane.dropped) racing.push_back(i);
     }
     return racing;
@@ -161,8 +136,8 @@ class LatencyRace {
   /// Times one call of entrant `i`; false (with the lane failed) when it throws or the
   /// backend's own budget is spent.
   bool timed_call(std::size_t i, std::size_t call_index, double& ms, double* host_ms = nullptr) {
-    RaceEntrant& entrant = (*entrants_)[i];
-    RaceLane& lane = (*lanes_)[i];
+    Entrant& entrant = (*entrants_)[i];
+    Lane& lane = (*lanes_)[i];
     try {
       const Timing timing = timer_.measure([&] { entrant.call(call_index); });
       ms = timing.ms();
@@ -184,7 +159,7 @@ class LatencyRace {
   }
 
   void warm_up(std::size_t i) {
-    RaceLane& lane = (*lanes_)[i];
+    Lane& lane = (*lanes_)[i];
     double fastest = std::numeric_limits<double>::infinity();
     for (int call = 1; call <= warmup_.max_calls(); ++call) {
       if (past_deadline()) return;
@@ -218,18 +193,20 @@ class LatencyRace {
         }
       }
       if (!ok) continue;
-      RaceLane& lane = (*lanes_)[i];
+      Lane& lane = (*lanes_)[i];
       lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
       lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());
       lane.rounds.set(round, detail::block_value(std::move(kept)));
     }
     ++summary_.rounds;
     if (past_deadline()) {
-      summary_.stop_reason = "the tuning's time budget was spent";
+      stop(StopReason::time_budget, "the tuning's time budget was spent");
     } else if (static_cast<int>(summary_.rounds) >= race_.max_rounds()) {
-      summary_.stop_reason = fmt::format("the round budget ({}) was spent", race_.max_rounds());
+      stop(StopReason::round_budget,
+           fmt::format("the round budget ({}) was spent", race_.max_rounds()));
     } else if (total_calls() >= race_.max_calls()) {
-      summary_.stop_reason = fmt::format("the call budget ({}) was spent", race_.max_calls());
+      stop(StopReason::call_budget,
+           fmt::format("the call budget ({}) was spent", race_.max_calls()));
     }
   }
 
@@ -245,15 +222,18 @@ class LatencyRace {
   std::vector<LaneView> views() const {
     std::vector<LaneView> views;
     for (std::size_t i = 0; i < lanes_->size(); ++i) {
-      const RaceLane& lane = (*lanes_)[i];
+      const Lane& lane = (*lanes_)[i];
       views.push_back(LaneView{&lane.rounds, (*entrants_)[i].is_baseline,
                                !lane.failure && !lane.dropped && lane.rounds.count() > 0});
     }
     return views;
   }
 
+  /// The error each bound between candidates may make at look `look`.
+  [[nodiscard]] double tail(int look) const { return decision_.alpha() * race_.look_share(look); }
+  /// The same against the baseline, split over the candidates (Bonferroni).
   [[nodiscard]] double baseline_tail(int look) const {
-    return race_.tail_alpha(look) / static_cast<double>(candidates_);
+    return tail(look) / static_cast<double>(candidates_);
   }
 
   /// One look: drops the clearly slower, returns whether the decision is settled. A
@@ -263,9 +243,10 @@ class LatencyRace {
   bool look(bool recheck = false) {
     if (!recheck) ++summary_.looks;
     last_look_round_ = static_cast<int>(summary_.rounds);
-    const double tail = race_.tail_alpha(summary_.looks);
+    const double tail_alpha = tail(summary_.looks);
     const std::vector<LaneView> lanes = views();
-    LookVerdict verdict = judge_look(lanes, baseline_, race_, tail, baseline_tail(summary_.looks));
+    LookVerdict verdict =
+        judge_look(lanes, baseline_, decision_, tail_alpha, baseline_tail(summary_.looks));
     const auto judged_faster = [](const LookVerdict& v) {
       return v.leader_vs_baseline && v.leader_vs_baseline->high < 1.0;
     };
@@ -284,7 +265,7 @@ class LatencyRace {
     }
     log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
                              recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
-                             tail, describe_look(verdict)));
+                             tail_alpha, describe_look(verdict)));
     last_verdict_ = verdict;
     return verdict.settled;
   }
@@ -311,15 +292,16 @@ class LatencyRace {
       return true;
     }
     const std::vector<std::size_t> top_two{*last_verdict_.leader, *last_verdict_.runner_up};
-    for (int r = 0; r < race_.confirmation_rounds() && summary_.stop_reason.empty(); ++r) {
+    for (int r = 0; r < race_.confirmation_rounds() && !stopped(); ++r) {
       run_round(top_two);
     }
-    if (!summary_.stop_reason.empty()) return false;  // a budget ran out: decide as is
+    if (stopped()) return false;  // a budget ran out: decide as is
     return look(/*recheck=*/true);
   }
 
   const RaceConfig& race_;
   const WarmupConfig& warmup_;
+  const DecisionConfig& decision_;
   T& timer_;
   const Logger& log_;
   double deadline_ms_;
@@ -327,10 +309,10 @@ class LatencyRace {
   std::mt19937_64 random_;
   std::size_t candidates_ = 1;
   std::optional<std::size_t> faster_leader_;
-  std::vector<RaceEntrant>* entrants_ = nullptr;
-  std::vector<RaceLane>* lanes_ = nullptr;
+  std::vector<Entrant>* entrants_ = nullptr;
+  std::vector<Lane>* lanes_ = nullptr;  ///< summary_.lanes
   std::optional<std::size_t> baseline_;
-  RaceSummary summary_;
+  Measurement summary_;
   LookVerdict last_verdict_;
   int last_look_round_ = 0;
 };

@@ -4,24 +4,41 @@
 /// @file
 /// MinLatencyStrategy: selects the backend with the lowest latency at batch size 1.
 ///
-/// The baseline (TorchEager for LibTorch backends, from aitune::baseline_traits) is measured
-/// when performance validation is on; it is not added to the candidates. With validation on,
-/// the strategy keeps the baseline unless a candidate displaces it; with validation off, the
-/// best candidate wins and tuning throws when every candidate fails.
+/// One tuning, in the order it runs; each step is a member function below, in this order:
 ///
-/// By default backends are measured together in interleaved rounds (latency_race.hpp) and
-/// compared with the noise-aware rule of latency_decision.hpp; the sequential schedule and the
-/// aitune rule (mean, strict <) remain available.
+///   tune       checks the inputs, then runs the steps;
+///   pre_tune   makes the baseline (TorchEager for LibTorch, from aitune::baseline_traits) and
+///              prepares it: its outputs become the reference of the correctness check;
+///   prepare    the same for the baseline and each candidate: name it, build it, run the samples
+///              through it (a candidate's outputs are checked against the reference). A failure
+///              is recorded with its step and cause, the backend is freed, the tuning goes on;
+///   measure    the prepared backends, by the schedule (measure_backends.hpp): the interleaved
+///              race measures all of them together once every candidate is prepared; the
+///              sequential schedule measures each one as soon as it is prepared, so that losers
+///              are freed as it goes;
+///   settle     turns each measured lane into a result and a report row, and keeps the best
+///              candidate so far by is_better (latency_decider.hpp); the others are freed;
+///   resolve    the best candidate if it displaces the baseline, else the baseline; activated
+///              and handed back (the other choice when its activate() throws);
+///   post_tune  the summary line.
+///
+/// With performance validation off the baseline is not measured and the best candidate wins;
+/// tuning throws NoCorrectBackendError when nothing can be handed back.
+///
+/// Every call into a backend is user code: an exception of any type is caught and recorded on
+/// that backend's report row (see the Backend concept for the calls the strategy makes).
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/format.hpp"
-#include "aitune/core/latency_decision.hpp"
-#include "aitune/core/latency_race.hpp"
+#include "aitune/core/latency_decider.hpp"
 #include "aitune/core/latency_stats.hpp"
+#include "aitune/core/measure_backends.hpp"
+#include "aitune/core/measurement.hpp"
+#include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
-#include "aitune/core/profiling_loop.hpp"
-#include "aitune/core/profiling_tune_strategy.hpp"
+#include "aitune/core/report.hpp"
 #include "aitune/core/results.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/timer.hpp"
@@ -29,6 +46,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <span>
@@ -39,14 +59,39 @@
 
 namespace aitune {
 
-template <Backend B, Timer T = default_timer_t<B>>
-class MinLatencyStrategy
-    : public ProfilingTuneStrategy<MinLatencyStrategy<B, T>, B, MinLatencyProfilingResult, T> {
-  using Base = ProfilingTuneStrategy<MinLatencyStrategy<B, T>, B, MinLatencyProfilingResult, T>;
-  friend Base;
-  using Result = MinLatencyProfilingResult;
+/// What tuning returns: the selected backend, active and ready for `infer`, and the report.
+template <Backend B>
+struct TuneResult {
+  B backend;
+  TuneReport report;
 
+  [[nodiscard]] bool baseline_selected() const noexcept { return report.baseline_selected; }
+};
+
+/// The steps a backend goes through before its measurement; a failure names its step.
+enum class PrepareStep { name, build, run_samples, check, budget };
+
+[[nodiscard]] constexpr std::string_view to_string(PrepareStep step) noexcept {
+  switch (step) {
+    case PrepareStep::name: return "name";
+    case PrepareStep::build: return "build";
+    case PrepareStep::run_samples: return "run the samples";
+    case PrepareStep::check: return "correctness check";
+    case PrepareStep::budget: return "time budget";
+  }
+  return "unknown";
+}
+
+template <Backend B, Timer T = default_timer_t<B>>
+class MinLatencyStrategy {
  public:
+  using backend_type = B;
+  using model_type = typename B::model_type;
+  using sample_type = typename B::sample_type;
+  using output_type = typename B::output_type;
+  using result_type = MinLatencyProfilingResult;
+  using timer_type = T;
+
   static constexpr std::string_view title = "Min Latency Strategy";
   static constexpr std::string_view metric_label = "latency";
   static constexpr std::string_view metric_unit = "ms";
@@ -55,138 +100,640 @@ class MinLatencyStrategy
                               StrategyConfig config = {}) requires std::default_initializable<T>
       : MinLatencyStrategy(std::move(candidates), std::move(config), T{}) {}
 
+  /// Candidates must be unbuilt; they are tried in list order (a near tie goes to the earlier).
   MinLatencyStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
-      : Base(std::move(candidates), std::move(config), std::move(timer)),
-        // The sequential schedule decides once: alpha split over the candidates (Bonferroni);
-        // the race replaces this with its last look's share.
-        decision_tail_alpha_(
-            this->config().profiling().race().alpha() /
-            static_cast<double>(std::max<std::size_t>(this->candidate_descriptions().size(), 1))) {}
-
-  /// Does `result` (listed later) rank above `other`? Confident rule: its paired median ratio
-  /// to `other` is below 1 - tie_margin (a near tie keeps the one listed first). aitune rule:
-  /// a lower mean.
-  [[nodiscard]] bool is_better(const Result& result, const Result& other) const {
-    if (rule() == DecisionRule::aitune_mean) return result.stats.mean < other.stats.mean;
-    return displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
-                            race().tie_margin());
+      : candidates_(std::move(candidates)), config_(std::move(config)), timer_(std::move(timer)),
+        log_(config_.sink()) {
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const Name name = name_of(candidates_[i], position_of(i));
+      if (candidates_[i].state() != BackendState::created) {
+        throw ConfigError(fmt::format("candidate {} must be passed unbuilt, it is {}",
+                                      name.description, to_string(candidates_[i].state())));
+      }
+      descriptions_.push_back(name.description);
+    }
   }
 
-  /// Does `result` displace the baseline? Confident rule: faster with confidence and by at
-  /// least the minimum gain. aitune rule: a strictly lower mean.
-  [[nodiscard]] bool displaces_baseline(const Result& result, const Result& baseline) const {
-    if (rule() == DecisionRule::aitune_mean) return result.stats.mean < baseline.stats.mean;
-    if (result.judged_faster == false) return false;  // no look of the race said so
-    return aitune::displaces_baseline(result.rounds, result.samples_ms, baseline.rounds,
-                                      baseline.samples_ms, decision_tail_alpha_, race().min_gain());
+  /// Tunes `model` on the batch-size-1 `samples`. Throws NoCorrectBackendError when no backend
+  /// can be handed back, ConfigError for no samples.
+  [[nodiscard]] TuneResult<B> tune(const model_type& model, std::span<const sample_type> samples,
+                                   std::string module_name = "model") {
+    if (samples.empty()) throw ConfigError("tune needs at least one batch-size-1 sample");
+    if (consumed_) {
+      throw Error(
+          "the candidates of this strategy were consumed by an earlier tune() (the backend type "
+          "is not copyable); construct a new strategy to tune again");
+    }
+    // A timer may depend on the model (LibTorch's DeviceTimer uses CUDA events on a GPU).
+    if constexpr (requires { timer_.prepare(model); }) timer_.prepare(model);
+    Run run = start(model, samples, std::move(module_name));
+    // Move-only candidates are taken from here on: even a tuning that throws has used them up.
+    if constexpr (!std::copy_constructible<B>) consumed_ = true;
+
+    pre_tune(run);
+    if (measures_as_it_goes()) measure(run);
+    for (std::size_t index = 0; index < candidates_.size(); ++index) {
+      prepare_candidate(run, index);
+      if (measures_as_it_goes()) measure(run);
+    }
+    measure(run);  // the interleaved race: everything prepared, together
+    run.report.measurement.calls = calls_made(run.report);
+    TuneResult<B> result = resolve(run);
+    result.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
+    post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
+    return result;
+  }
+
+  /// Does `result` (listed later) rank above `other`? See LatencyDecider::is_better.
+  [[nodiscard]] bool is_better(const result_type& result, const result_type& other) const {
+    return LatencyDecider(config_.decision(), config_.decision().alpha()).is_better(result, other);
   }
 
   /// How many times faster `result` is than `baseline` (medians).
-  [[nodiscard]] static double speedup(const Result& result, const Result& baseline) noexcept {
+  [[nodiscard]] static double speedup(const result_type& result,
+                                      const result_type& baseline) noexcept {
     return baseline.latency / result.latency;
-  }
-
-  /// Latency is a batch-size-1 property: whatever batch sizes were configured, profile at 1.
-  [[nodiscard]] static ProfilingConfig adjust_profiling_config(ProfilingConfig config) {
-    config.set_batch_sizes({1});
-    return config;
   }
 
   [[nodiscard]] static std::string format_metric(double latency_ms) {
     return format_ms(latency_ms);
   }
 
+  /// One entry per successfully profiled candidate, compared with the baseline (never the
+  /// baseline itself). Empty when the baseline was not profiled.
+  [[nodiscard]] const std::vector<PerfValidationResult>& perf_validation_results() const noexcept {
+    return perf_validation_results_;
+  }
+  /// The baseline's result of the last tune(), if it was profiled.
+  [[nodiscard]] const std::optional<result_type>& baseline_result() const noexcept {
+    return baseline_result_;
+  }
+
+  [[nodiscard]] const StrategyConfig& config() const noexcept { return config_; }
+  [[nodiscard]] T& timer() noexcept { return timer_; }
+
+  /// The descriptions of the candidates, in the order they are tried.
+  [[nodiscard]] const std::vector<std::string>& candidate_descriptions() const noexcept {
+    return descriptions_;
+  }
+
+  [[nodiscard]] std::string describe() const {
+    const auto on_off = [](bool on) { return on ? "on" : "off"; };
+    const ProfilingConfig& profiling = config_.profiling();
+    std::string text = fmt::format("name: {}\n", title);
+    text += fmt::format("metric: {} ({}) at batch size 1\n", metric_label, metric_unit);
+    text += fmt::format("performance validation: {}\n", on_off(config_.performance_validation()));
+    text += fmt::format("correctness check: {}\n", on_off(config_.correctness_check()));
+    text += fmt::format("decision: {}\n", config_.decision().describe());
+    text += fmt::format("schedule: {}\n", to_string(profiling.schedule()));
+    if (profiling.schedule() == Schedule::interleaved) {
+      text += fmt::format("race: {}\n", profiling.race().describe());
+    } else {
+      text += fmt::format("stop rule: {}\n", profiling.stop_rule().describe());
+    }
+    text += fmt::format("candidates ({}):\n", descriptions_.size());
+    for (std::size_t i = 0; i < descriptions_.size(); ++i) {
+      text += fmt::format("  {}. {}\n", i + 1, descriptions_[i]);
+    }
+    return text;
+  }
+
  private:
-  [[nodiscard]] DecisionRule rule() const { return this->config().decision_rule(); }
-  [[nodiscard]] const RaceConfig& race() const { return this->config().profiling().race(); }
+  using Result = result_type;
 
-  [[nodiscard]] static Result make_result(std::vector<double> samples_ms, RoundSeries rounds,
-                                          std::size_t calls) {
-    const LatencyStats stats = LatencyStats::from_samples(samples_ms);
-    Result result(stats.median, stats);
-    result.samples_ms = std::move(samples_ms);
-    result.rounds = std::move(rounds);
-    result.calls = calls;
-    return result;
+  /// What the report calls a backend. Backends are user code: when `describe()` or `key()`
+  /// throws, the backend is named by its position and `failure` says why (it is never built).
+  struct Name {
+    std::string description;
+    std::string key;
+    std::optional<std::string> failure{};
+  };
+
+  /// A prepared candidate waiting for its measurement.
+  struct Prepared {
+    std::size_t index;
+    B backend;
+    double spent_ms;  ///< on its build and check
+  };
+
+  struct Best {
+    std::size_t index;
+    B backend;
+    Result result;
+  };
+
+  /// The state of one tune() call.
+  struct Run {
+    const model_type& model;
+    std::span<const sample_type> samples;
+    const ProfilingConfig& profiling;
+    double start_ms;
+    double deadline_ms;
+    TuneReport report{};
+    std::vector<output_type> reference_outputs{};
+    std::optional<B> baseline{};  ///< prepared (and measured, once settled): the fallback
+    bool baseline_waiting = false;
+    std::vector<Prepared> waiting{};  ///< prepared candidates not measured yet
+    std::optional<Best> best{};
+    /// The level of comparisons with the baseline, from the measurement that produced them.
+    double baseline_tail_alpha = 0.0;
+  };
+
+  // ---- the steps, in the order they run ------------------------------------------------------
+
+  Run start(const model_type& model, std::span<const sample_type> samples,
+            std::string module_name) {
+    perf_validation_results_.clear();
+    baseline_result_.reset();
+    const ProfilingConfig& profiling = config_.profiling();
+    const double start_ms = timer_.now_ms();
+    Run run{model, samples, profiling, start_ms, start_ms + profiling.time_budget_ms()};
+    run.report.strategy = std::string(title);
+    run.report.module = std::move(module_name);
+    run.report.measurement.schedule = profiling.schedule();
+    run.report.measurement.decision_rule = config_.decision().rule();
+    run.report.measurement.stop_detail = "nothing was measured";
+    run.baseline_tail_alpha = config_.decision().alpha() /
+                              static_cast<double>(std::max<std::size_t>(candidates_.size(), 1));
+    log_.info(0, fmt::format("{}: tuning module '{}' over {} candidate(s)", title,
+                             run.report.module, candidates_.size()));
+    return run;
   }
 
-  /// The sequential schedule: `backend` alone, by the stop rule; the latency is the median.
-  [[nodiscard]] Result measure(B& backend, std::span<const typename B::sample_type> samples,
-                               const ProfilingConfig& config, T& timer, double budget_ms) const {
-    TimedCalls timed = time_backend(backend, samples, config.stop_rule(), timer, budget_ms);
-    return make_result(std::move(timed.measured_ms), {}, timed.calls);
-  }
-
-  /// The interleaved schedule: every entrant in one race.
-  void race(std::vector<RaceEntrant>& entrants, std::vector<RaceLane>& lanes, double deadline_ms,
-            MeasurementReport& report) {
-    const ProfilingConfig& profiling = this->config().profiling();
-    // aitune's rule compares means: no looks or racing, the first look's rounds for everyone.
-    LatencyRace<T> latency_race(profiling.race(), profiling.warmup(), this->timer(), this->log(),
-                                deadline_ms, rule() == DecisionRule::confident_median);
-    const RaceSummary summary = latency_race.run(entrants, lanes);
-    decision_tail_alpha_ = summary.baseline_tail_alpha;
-    report.rounds = summary.rounds;
-    report.looks = summary.looks;
-    report.stop_reason = summary.stop_reason;
-    report.confidence = 1.0 - 2.0 * summary.baseline_tail_alpha;
-  }
-
-  [[nodiscard]] static Result result_from_lane(const RaceLane& lane) {
-    Result result = make_result(lane.kept_calls_ms, lane.rounds, lane.calls);
-    result.host_samples_ms = lane.kept_host_ms;
-    result.judged_faster = lane.judged_faster;
-    return result;
-  }
-
-  /// The paired ratio to the baseline at the decision's level (interleaved schedule only).
-  [[nodiscard]] std::optional<RatioReport> compare_with_baseline(const Result& result,
-                                                                 const Result& baseline) const {
-    const std::vector<double> ratios = paired_ratios(result.rounds, baseline.rounds);
-    if (ratios.empty()) return std::nullopt;
-    const MedianInterval ci = median_interval(ratios, decision_tail_alpha_);
-    return RatioReport{ci.median, ci.low, ci.high, 1.0 - 2.0 * decision_tail_alpha_, ci.n};
-  }
-
-  [[nodiscard]] std::string explain_candidate_selected(const Result& winner, const Result& baseline,
-                                                       const std::string& name) const {
-    if (rule() == DecisionRule::aitune_mean) {
-      return fmt::format("{} has the lowest mean ({} < the baseline's {}; aitune rule)", name,
-                         format_ms(winner.stats.mean), format_ms(baseline.stats.mean));
+  /// The baseline: made, prepared, its outputs kept as the reference. With performance
+  /// validation on it waits for its measurement; otherwise it is freed.
+  void pre_tune(Run& run) {
+    const bool validate = config_.performance_validation();
+    if (!validate && !config_.correctness_check()) return;
+    if constexpr (!baseline_traits<B>::available) {
+      log_.warn(1, "this backend type defines no baseline: performance validation and the "
+                   "comparison of outputs are skipped");
+    } else {
+      std::optional<B> made;
+      Name name{"baseline", ""};
+      try {
+        made.emplace(baseline_traits<B>::make(run.model));
+        name = name_of(*made, "baseline");
+      } catch (...) {
+        name.failure =
+            fmt::format("making the baseline threw: {}", detail::current_exception_message());
+      }
+      CandidateReport& entry =
+          run.report.baseline.emplace(CandidateReport{name.description, name.key});
+      log_.info(1, fmt::format("baseline {}", entry.backend));
+      const double start_ms = timer_.now_ms();
+      const bool ready = name.failure ? fail(entry, PrepareStep::name, *name.failure)
+                                      : prepare(run, *made, entry, /*is_baseline=*/true);
+      entry.tuning_time_ms = timer_.now_ms() - start_ms;
+      if (!ready) {
+        run.reference_outputs.clear();
+        warn_baseline_failed(entry);
+      }
+      if (ready && validate) {
+        run.baseline.emplace(std::move(*made));
+        run.baseline_waiting = true;
+      } else if (made) {
+        release(*made);
+      }
     }
-    if (const auto ratio = compare_with_baseline(winner, baseline)) {
-      return fmt::format(
-          "{} is faster than the baseline with confidence and by at least {:.1f} %: its latency "
-          "is {}x the baseline's, {:.1f} % interval [{}, {}] over {} paired rounds",
-          name, race().min_gain() * 100.0, format_fixed(ratio->ratio), ratio->confidence * 100.0,
-          format_fixed(ratio->low), format_fixed(ratio->high), ratio->rounds);
-    }
-    return fmt::format("{} is faster than the baseline with confidence and by at least {:.1f} % "
-                       "(medians {} vs {}, measured apart)",
-                       name, race().min_gain() * 100.0, format_ms(winner.latency),
-                       format_ms(baseline.latency));
   }
 
-  [[nodiscard]] std::string explain_baseline_kept(const Result& best, const Result& baseline,
-                                                  const std::string& name) const {
-    if (rule() == DecisionRule::aitune_mean) {
-      return fmt::format("no candidate had a lower mean; the best, {}, has {} vs {} (aitune rule)",
-                         name, format_ms(best.stats.mean), format_ms(baseline.stats.mean));
+  /// Candidate `index`: named, then (unless the tuning's budget is spent) prepared. A prepared
+  /// candidate waits for its measurement; any other is freed.
+  void prepare_candidate(Run& run, std::size_t index) {
+    B candidate = take_candidate(index);
+    const Name name = name_of(candidate, position_of(index));
+    CandidateReport& entry =
+        run.report.candidates.emplace_back(CandidateReport{name.description, name.key});
+    log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), entry.backend));
+    const double start_ms = timer_.now_ms();
+    bool ready = false;
+    if (name.failure) {
+      ready = fail(entry, PrepareStep::name, *name.failure);  // never built, never selected
+    } else if (timer_.now_ms() > run.deadline_ms) {
+      entry.status = CandidateStatus::measure_failed;
+      entry.reason = "not tried: the tuning's time budget was spent";
+    } else {
+      ready = prepare(run, candidate, entry, /*is_baseline=*/false);
+      if (ready && timer_.now_ms() - start_ms > run.profiling.candidate_time_budget_ms()) {
+        ready = fail(entry, PrepareStep::budget,
+                     fmt::format("over its time budget: building and checking it took {:.1f} s",
+                                 (timer_.now_ms() - start_ms) / 1000.0));
+      }
     }
-    if (const auto ratio = compare_with_baseline(best, baseline)) {
-      return fmt::format(
-          "no candidate was faster with confidence by at least {:.1f} %; the best, {}, is {}x "
-          "the baseline, {:.1f} % interval [{}, {}] over {} paired rounds",
-          race().min_gain() * 100.0, name, format_fixed(ratio->ratio), ratio->confidence * 100.0,
-          format_fixed(ratio->low), format_fixed(ratio->high), ratio->rounds);
+    entry.tuning_time_ms = timer_.now_ms() - start_ms;
+    if (ready) {
+      run.waiting.push_back(Prepared{index, std::move(candidate), entry.tuning_time_ms});
+    } else {
+      log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+      release(candidate);
     }
-    return fmt::format("no candidate was faster with confidence by at least {:.1f} %; the best, "
-                       "{}, has a median of {} vs the baseline's {}",
-                       race().min_gain() * 100.0, name, format_ms(best.latency),
-                       format_ms(baseline.latency));
   }
 
-  double decision_tail_alpha_;
+  /// Builds `backend` and runs the samples through it: the baseline's outputs become the
+  /// reference, a candidate's are checked against it. Returns whether it is ready to measure.
+  bool prepare(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
+    PrepareStep step = PrepareStep::build;
+    try {
+      backend.build(run.model, run.samples);
+      if (is_baseline) {
+        step = PrepareStep::run_samples;
+        if (config_.correctness_check()) {
+          for (const auto& sample : run.samples)
+            run.reference_outputs.push_back(backend.infer(sample));
+        }
+      } else if (config_.correctness_check()) {
+        step = PrepareStep::check;
+        OutputCheck verdict = check_outputs(backend, run);
+        if (!verdict.passed) return fail(entry, step, std::move(verdict.reason));
+      }
+    } catch (...) {
+      const std::string cause = detail::current_exception_message();
+      // The baseline's reasons name their step; a candidate's failed build is its cause alone.
+      const bool named = is_baseline || step != PrepareStep::build;
+      return fail(entry, step, named ? fmt::format("{}: {}", to_string(step), cause) : cause);
+    }
+    return true;
+  }
+
+  OutputCheck check_outputs(B& candidate, const Run& run) {
+    for (std::size_t i = 0; i < run.samples.size(); ++i) {
+      const output_type actual = candidate.infer(run.samples[i]);
+      const output_type* reference =
+          run.reference_outputs.empty() ? nullptr : &run.reference_outputs[i];
+      OutputCheck verdict = output_checker<B>::check(candidate, reference, actual);
+      if (!verdict.passed) {
+        if (run.samples.size() > 1)
+          verdict.reason = fmt::format("sample {}: {}", i, verdict.reason);
+        return verdict;
+      }
+    }
+    return OutputCheck::ok();
+  }
+
+  /// The schedule decides when to measure: the sequential one right after each prepare.
+  [[nodiscard]] bool measures_as_it_goes() const noexcept {
+    return config_.profiling().schedule() == Schedule::sequential;
+  }
+
+  /// Measures whatever is prepared and waiting (the baseline first), then settles each lane.
+  void measure(Run& run) {
+    std::vector<Entrant> entrants;
+    if (run.baseline_waiting) {
+      entrants.push_back(entrant(run, *run.baseline, run.report.baseline->backend, true,
+                                 std::numeric_limits<double>::infinity()));
+    }
+    for (Prepared& prepared : run.waiting) {
+      entrants.push_back(entrant(run, prepared.backend,
+                                 run.report.candidates[prepared.index].backend, false,
+                                 run.profiling.candidate_time_budget_ms() - prepared.spent_ms));
+    }
+    if (entrants.empty()) return;
+    if (entrants.size() > 1) {
+      log_.info(1, fmt::format("measuring {} backend(s) together", entrants.size()));
+    }
+    Measurement measured;
+    try {
+      measured = measure_backends(entrants, run.profiling, config_.decision(), timer_, log_,
+                                  run.deadline_ms, candidates_.size());
+    } catch (...) {
+      // The measurement itself failed (not one backend): every entrant is unmeasured.
+      const std::string cause =
+          fmt::format("the measurement failed: {}", detail::current_exception_message());
+      log_.warn(1, cause);
+      measured.lanes.assign(entrants.size(), Lane{});
+      for (Lane& lane : measured.lanes)
+        lane.failure = cause;
+    }
+    summarize(run, measured);
+
+    std::size_t lane = 0;
+    if (run.baseline_waiting) {
+      run.baseline_waiting = false;
+      settle_baseline(run, measured.lanes[lane++]);
+    }
+    for (Prepared& prepared : run.waiting)
+      settle_candidate(run, prepared, measured.lanes[lane++]);
+    run.waiting.clear();
+  }
+
+  Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline, double budget_ms) {
+    return Entrant{std::move(name), is_baseline,
+                   [&backend, samples = run.samples](std::size_t call) {
+                     (void)backend.infer(samples[call % samples.size()]);
+                   },
+                   budget_ms};
+  }
+
+  /// The measurement's verdict: its level for comparisons with the baseline, and the report's
+  /// account of it (the sequential schedule adds up its one-backend measurements).
+  void summarize(Run& run, const Measurement& measured) {
+    run.baseline_tail_alpha = measured.baseline_tail_alpha;
+    MeasurementReport& report = run.report.measurement;
+    report.rounds += measured.rounds;
+    report.looks += measured.looks;
+    report.stop_reason = measured.stop_reason;
+    report.stop_detail = measured.stop_detail;
+    if (run.profiling.schedule() == Schedule::interleaved)
+      report.confidence = decider(run).confidence();
+  }
+
+  void settle_baseline(Run& run, Lane& lane) {
+    CandidateReport& entry = *run.report.baseline;
+    entry.calls = lane.calls;
+    entry.tuning_time_ms += lane.time_ms;
+    std::optional<Result> measured = result_of(lane);
+    if (!measured) {
+      entry.status = CandidateStatus::measure_failed;
+      entry.reason = fmt::format("measure: {}", lane.failure.value_or("not measured"));
+      warn_baseline_failed(entry);
+      release(*run.baseline);
+      run.baseline.reset();
+      return;
+    }
+    baseline_result_ = std::move(measured);
+    entry.latency = baseline_result_->stats;
+    entry.host_latency = host_latency_of(*baseline_result_);
+    entry.speedup = 1.0;
+    log_.info(2, fmt::format("baseline {}: {} {}", entry.backend, metric_label,
+                             format_metric(baseline_result_->metric())));
+    // Measured alone, it is freed until it is selected (activate() brings it back).
+    if (measures_as_it_goes()) release(*run.baseline);
+  }
+
+  void settle_candidate(Run& run, Prepared& prepared, Lane& lane) {
+    CandidateReport& entry = run.report.candidates[prepared.index];
+    entry.calls = lane.calls;
+    entry.tuning_time_ms = prepared.spent_ms + lane.time_ms;
+    std::optional<Result> outcome = result_of(lane);
+    if (!outcome) {
+      entry.status = CandidateStatus::measure_failed;
+      entry.reason = lane.failure.value_or("not measured: the race ended first");
+      log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+      release(prepared.backend);
+      return;
+    }
+    record_result(run, prepared.index, *outcome);
+    if (lane.dropped) {
+      entry.note =
+          fmt::format("left the race after {} rounds: {}", lane.rounds.count(), lane.drop_reason);
+      release(prepared.backend);
+      return;
+    }
+    compete(run, prepared.index, std::move(prepared.backend), std::move(*outcome));
+  }
+
+  /// A lane's result; none when it failed, measured nothing, or its times make no statistics
+  /// (then the lane's failure says why).
+  static std::optional<Result> result_of(Lane& lane) {
+    if (lane.failure || lane.kept_calls_ms.empty()) return std::nullopt;
+    try {
+      const LatencyStats stats = LatencyStats::from_samples(lane.kept_calls_ms);
+      Result result(stats.median, stats);
+      result.samples_ms = lane.kept_calls_ms;
+      result.host_samples_ms = lane.kept_host_ms;
+      result.rounds = lane.rounds;
+      result.calls = lane.calls;
+      result.judged_faster = lane.judged_faster;
+      return result;
+    } catch (...) {
+      lane.failure = detail::current_exception_message();
+      return std::nullopt;
+    }
+  }
+
+  /// Fills a measured candidate's report row and its perf-validation entry.
+  void record_result(Run& run, std::size_t index, const Result& result) {
+    CandidateReport& entry = run.report.candidates[index];
+    entry.latency = result.stats;
+    entry.host_latency = host_latency_of(result);
+    if (baseline_result_) {
+      const double metric = result.metric();
+      const double baseline_metric = baseline_result_->metric();
+      if (metric > 0.0 && baseline_metric > 0.0) {
+        const double ratio = speedup(result, *baseline_result_);
+        entry.speedup = ratio;
+        entry.vs_baseline = decider(run).ratio_to_baseline(result, *baseline_result_);
+        perf_validation_results_.push_back(
+            PerfValidationResult{entry.backend, metric, baseline_metric, ratio, ratio >= 1.0});
+      }
+    }
+    log_.info(2, fmt::format("{}: {} {}{}", entry.backend, metric_label,
+                             format_metric(result.metric()),
+                             entry.speedup
+                                 ? fmt::format(" ({} vs baseline)", format_speedup(*entry.speedup))
+                                 : std::string()));
+  }
+
+  /// Keeps the better of `candidate` and the best so far; frees the other.
+  void compete(Run& run, std::size_t index, B candidate, Result result) {
+    if (!run.best || decider(run).is_better(result, run.best->result)) {
+      if (run.best) release(run.best->backend);
+      run.best.emplace(Best{index, std::move(candidate), std::move(result)});
+    } else {
+      release(candidate);
+    }
+  }
+
+  /// Hands back the best candidate if it displaces the baseline, else the baseline; when the
+  /// one to hand back cannot be activated, the other. Throws when neither is usable.
+  TuneResult<B> resolve(Run& run) {
+    const LatencyDecider decision = decider(run);
+    const bool baseline_usable = run.baseline && baseline_result_;
+    if (run.best && baseline_usable &&
+        !decision.displaces_baseline(run.best->result, *baseline_result_)) {
+      release(run.best->backend);
+      const std::string why =
+          decision.why_kept(run.best->result, *baseline_result_, descriptions_[run.best->index]);
+      if (try_activate(*run.baseline, *run.report.baseline)) return hand_back_baseline(run, why);
+      run.baseline.reset();
+      if (try_activate(run.best->backend, run.report.candidates[run.best->index])) {
+        return hand_back_best(run, "the baseline could not be activated again; " + why);
+      }
+      run.best.reset();
+    } else if (run.best) {
+      if (run.baseline) release(*run.baseline);
+      CandidateReport& winner = run.report.candidates[run.best->index];
+      const std::string why =
+          baseline_result_
+              ? decision.why_selected(run.best->result, *baseline_result_, winner.backend)
+              : "the best candidate (performance validation is off or the baseline could not "
+                "be measured)";
+      if (try_activate(run.best->backend, winner)) return hand_back_best(run, why);
+      run.best.reset();
+      if (baseline_usable && try_activate(*run.baseline, *run.report.baseline)) {
+        return hand_back_baseline(run, "the selected candidate could not be activated");
+      }
+    } else if (baseline_usable) {
+      const bool all_failed =
+          !run.report.candidates.empty() &&
+          std::none_of(run.report.candidates.begin(), run.report.candidates.end(),
+                       [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
+      if (try_activate(*run.baseline, *run.report.baseline)) {
+        return hand_back_baseline(run, all_failed ? "every candidate failed (see their reasons)"
+                                                  : "no candidate could be measured");
+      }
+    }
+
+    std::string considered;
+    for (const auto& candidate : run.report.candidates) {
+      considered += fmt::format("\n  - {}: {}: {}", candidate.backend, to_string(candidate.status),
+                                candidate.reason);
+    }
+    throw NoCorrectBackendError(fmt::format(
+        "module '{}': no correct backend was found among the {} candidate(s) considered{}{}",
+        run.report.module, run.report.candidates.size(), considered,
+        config_.performance_validation() ? "\n  (the baseline was not usable either)" : ""));
+  }
+
+  /// `winner` is the selected candidate's result (null when the baseline was selected).
+  void post_tune(const TuneReport& report, const Result* winner) {
+    if (report.baseline_selected) {
+      log_.info(0, fmt::format("{}: Baseline was selected: {} at {} ({})", report.module,
+                               report.selected, format_metric(baseline_result_->metric()),
+                               report.decision));
+      return;
+    }
+    const CandidateReport* selected = report.selected_candidate();
+    if (baseline_result_ && report.baseline) {
+      log_.info(
+          0, fmt::format("{}: selected {} at {}, {} faster than the baseline {} at {}",
+                         report.module, report.selected, format_metric(winner->metric()),
+                         selected->speedup ? format_speedup(*selected->speedup) : std::string("-"),
+                         report.baseline->backend, format_metric(baseline_result_->metric())));
+    } else {
+      log_.info(0, fmt::format("{}: selected {} at {} (no baseline latency to compare with)",
+                               report.module, report.selected, format_metric(winner->metric())));
+    }
+  }
+
+  // ---- helpers of the steps ------------------------------------------------------------------
+
+  void warn_baseline_failed(const CandidateReport& entry) const {
+    log_.warn(1, fmt::format("baseline {} failed ({}); the performance check is skipped and "
+                             "tuning goes on with the candidates",
+                             entry.backend, entry.reason));
+  }
+
+  [[nodiscard]] LatencyDecider decider(const Run& run) const {
+    return LatencyDecider(config_.decision(), run.baseline_tail_alpha);
+  }
+
+  static std::string position_of(std::size_t index) {
+    return fmt::format("candidate #{}", index + 1);
+  }
+
+  static Name name_of(const B& backend, const std::string& position) {
+    Name name;
+    try {
+      name.description = backend.describe();
+    } catch (...) {
+      name.description = position;
+      name.failure = fmt::format("describe() threw: {}", detail::current_exception_message());
+      return name;
+    }
+    try {
+      name.key = backend.key();
+    } catch (...) {
+      name.failure = fmt::format("key() threw: {}", detail::current_exception_message());
+    }
+    return name;
+  }
+
+  /// Records a failed step on `entry`; returns false (not ready) for the caller to pass on.
+  static bool fail(CandidateReport& entry, PrepareStep step, std::string reason) {
+    switch (step) {
+      case PrepareStep::name:
+      case PrepareStep::build: entry.status = CandidateStatus::build_failed; break;
+      case PrepareStep::check: entry.status = CandidateStatus::incorrect; break;
+      case PrepareStep::run_samples:
+      case PrepareStep::budget: entry.status = CandidateStatus::measure_failed; break;
+    }
+    entry.reason = std::move(reason);
+    return false;
+  }
+
+  B take_candidate(std::size_t index) {
+    if constexpr (std::copy_constructible<B>) {
+      return B(candidates_[index]);  // the prototype stays unbuilt for the next tune()
+    } else {
+      return std::move(candidates_[index]);
+    }
+  }
+
+  /// The host clock's statistics, when the result has host times beside device times.
+  static std::optional<LatencyStats> host_latency_of(const Result& result) {
+    if (result.host_samples_ms.empty()) return std::nullopt;
+    return LatencyStats::from_samples(result.host_samples_ms);
+  }
+
+  static std::size_t calls_made(const TuneReport& report) {
+    std::size_t calls = report.baseline ? report.baseline->calls : 0;
+    for (const auto& candidate : report.candidates)
+      calls += candidate.calls;
+    return calls;
+  }
+
+  /// Releases a backend that will not be handed back (deactivate()). Its failure must not end the
+  /// tuning, but it is reported. (BackendLifecycle leaves a backend whose deactivate() threw
+  /// inactive, so it is never deactivated twice.)
+  void release(B& backend) {
+    if (backend.state() == BackendState::created) return;
+    try {
+      backend.deactivate();
+    } catch (...) {
+      const std::string cause = detail::current_exception_message();
+      std::string name = "a backend";
+      try {
+        name = backend.describe();
+      } catch (...) {
+      }
+      log_.warn(2, fmt::format("{}: deactivate failed: {}", name, cause));
+    }
+  }
+
+  /// Activates the backend that is to be handed back. Its activate() is user code: when it
+  /// throws, the entry says why and the caller falls back to the other choice.
+  bool try_activate(B& backend, CandidateReport& entry) {
+    try {
+      backend.activate();
+      return true;
+    } catch (...) {
+      entry.status = CandidateStatus::build_failed;
+      entry.reason = fmt::format("activate() threw when it was to be selected: {}",
+                                 detail::current_exception_message());
+      log_.warn(1, fmt::format("{}: {}", entry.backend, entry.reason));
+      release(backend);
+      return false;
+    }
+  }
+
+  TuneResult<B> hand_back_baseline(Run& run, std::string why) {
+    run.report.baseline->selected = true;
+    run.report.baseline_selected = true;
+    run.report.selected = run.report.baseline->backend;
+    run.report.selected_key = run.report.baseline->key;
+    run.report.decision = std::move(why);
+    return TuneResult<B>{std::move(*run.baseline), std::move(run.report)};
+  }
+
+  TuneResult<B> hand_back_best(Run& run, std::string why) {
+    CandidateReport& winner = run.report.candidates[run.best->index];
+    winner.selected = true;
+    run.report.selected = winner.backend;
+    run.report.selected_key = winner.key;
+    run.report.decision = std::move(why);
+    return TuneResult<B>{std::move(run.best->backend), std::move(run.report)};
+  }
+
+  std::vector<B> candidates_;
+  std::vector<std::string> descriptions_;
+  StrategyConfig config_;
+  T timer_;
+  Logger log_;
+  bool consumed_ = false;
+  std::optional<Result> baseline_result_;
+  std::vector<PerfValidationResult> perf_validation_results_;
 };
 
 }  // namespace aitune

@@ -9,23 +9,20 @@
 #include "aitune/core/stop_rules.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
-#include <cmath>
 #include <concepts>
 #include <limits>
 #include <memory>
 #include <utility>
-#include <vector>
 
 namespace aitune {
 
-/// Settings of the profiling loop, with sensible defaults and fluent setters.
 /// The default bound of a whole tuning, for the library and the aitune-tune command alike:
 /// ties between identical backends may otherwise measure for a long time.
 inline constexpr double default_time_budget_ms = 60'000.0;
 
+/// Settings of the measurement (schedule, race, warm-up, stop rule, budgets), with sensible
+/// defaults and fluent setters.
 class ProfilingConfig {
  public:
   ProfilingConfig() = default;
@@ -87,18 +84,6 @@ class ProfilingConfig {
     return stop_rule_;
   }
 
-  /// Batch sizes to profile at. A strategy may override them (MinLatencyStrategy uses [1]).
-  ProfilingConfig& set_batch_sizes(std::vector<int> batch_sizes) {
-    if (batch_sizes.empty()) throw ConfigError("batch sizes must not be empty");
-    if (std::any_of(batch_sizes.begin(), batch_sizes.end(), [](int b) { return b < 1; })) {
-      throw ConfigError(
-          fmt::format("batch sizes must be positive, got [{}]", fmt::join(batch_sizes, ", ")));
-    }
-    batch_sizes_ = std::move(batch_sizes);
-    return *this;
-  }
-  [[nodiscard]] const std::vector<int>& batch_sizes() const noexcept { return batch_sizes_; }
-
  private:
   static double require_budget(double budget_ms, const char* what) {
     if (!(budget_ms > 0.0)) {
@@ -114,7 +99,6 @@ class ProfilingConfig {
   double time_budget_ms_ = default_time_budget_ms;
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
-  std::vector<int> batch_sizes_{1};
 };
 
 }  // namespace aitune

@@ -2,8 +2,9 @@
 #pragma once
 
 /// @file
-/// Settings of the interleaved measurement ("the race"), its adaptive warm-up and the decision
-/// rule. Defaults are justified in README.md ("How the measurement decides").
+/// Settings of the interleaved measurement ("the race") and its adaptive warm-up. The decision's
+/// parameters live in DecisionConfig. Defaults are justified in README.md ("How the measurement
+/// decides").
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/stop_rules.hpp"
@@ -31,21 +32,6 @@ enum class Schedule {
 
 [[nodiscard]] constexpr std::string_view to_string(Schedule schedule) noexcept {
   return schedule == Schedule::interleaved ? "interleaved" : "sequential";
-}
-
-/// How results are compared.
-enum class DecisionRule {
-  /// A candidate displaces the baseline only when it is faster with confidence (the upper
-  /// bound of its latency ratio to the baseline is below 1) and by at least the minimum
-  /// practical gain; between candidates the lower median wins and a near tie goes to the one
-  /// listed first (the default).
-  confident_median,
-  /// aitune's: lower mean latency wins, strict `<`, no confidence. Kept for comparison.
-  aitune_mean,
-};
-
-[[nodiscard]] constexpr std::string_view to_string(DecisionRule rule) noexcept {
-  return rule == DecisionRule::confident_median ? "confident median" : "aitune mean";
 }
 
 /// Warm-up that adapts: call until latency stops falling (the JIT's profiling runs and cold
@@ -113,30 +99,16 @@ class RaceConfig {
     max_calls_ = calls;
     return *this;
   }
-  /// The probability of a false switch the whole sequential procedure allows (one-sided),
-  /// and the share of it the first look may spend.
-  RaceConfig& set_alpha(double alpha, double first_look_share = 0.4) {
-    if (!(alpha > 0.0 && alpha < 0.5)) {
-      throw ConfigError(fmt::format("alpha must be within (0, 0.5), got {}", alpha));
-    }
+  /// The share of alpha (DecisionConfig::set_alpha) the first look may spend; the later looks
+  /// split the rest equally.
+  RaceConfig& set_first_look_share(double share) {
     // Both the first look and the later ones need some alpha: a share of 0 or 1 would leave a
     // look testing at level 0.
-    if (!(first_look_share > 0.0 && first_look_share < 1.0)) {
-      throw ConfigError(fmt::format("the first look's share of alpha must be within (0, 1), got {}",
-                                    first_look_share));
+    if (!(share > 0.0 && share < 1.0)) {
+      throw ConfigError(
+          fmt::format("the first look's share of alpha must be within (0, 1), got {}", share));
     }
-    alpha_ = alpha;
-    first_look_share_ = first_look_share;
-    return *this;
-  }
-  /// The smallest speedup over the baseline worth switching for (0.02: 2 %).
-  RaceConfig& set_min_gain(double gain) {
-    min_gain_ = detail::require_ratio(gain, "minimum practical gain");
-    return *this;
-  }
-  /// Candidates within this fraction of each other are a near tie (the earlier listed wins).
-  RaceConfig& set_tie_margin(double margin) {
-    tie_margin_ = detail::require_ratio(margin, "tie margin");
+    first_look_share_ = share;
     return *this;
   }
   /// Rounds between the top two after the decision settles, before it is taken.
@@ -160,20 +132,18 @@ class RaceConfig {
   [[nodiscard]] int max_looks() const noexcept { return max_looks_; }
   [[nodiscard]] int max_rounds() const { return max_rounds_.value_or(look_round(max_looks_)); }
   [[nodiscard]] std::int64_t max_calls() const noexcept { return max_calls_; }
-  [[nodiscard]] double alpha() const noexcept { return alpha_; }
-  [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
-  [[nodiscard]] double tie_margin() const noexcept { return tie_margin_; }
+  [[nodiscard]] double first_look_share() const noexcept { return first_look_share_; }
   [[nodiscard]] int confirmation_rounds() const noexcept { return confirmation_rounds_; }
   [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
 
-  /// The one-sided error each bound of look `look` (1-based) may make. The first look spends
-  /// `first_look_share` of alpha, the others split the rest equally; by the union bound the
-  /// probability that any look wrongly declares a candidate faster stays below alpha.
-  [[nodiscard]] double tail_alpha(int look) const {
+  /// The share of alpha each bound of look `look` (1-based) may spend. The first look spends
+  /// `first_look_share`, the others split the rest equally; by the union bound the probability
+  /// that any look wrongly declares a candidate faster stays below alpha.
+  [[nodiscard]] double look_share(int look) const {
     if (look < 1) throw ConfigError("looks are counted from 1");
-    if (max_looks_ == 1) return alpha_;
-    if (look == 1) return alpha_ * first_look_share_;
-    return alpha_ * (1.0 - first_look_share_) / static_cast<double>(max_looks_ - 1);
+    if (max_looks_ == 1) return 1.0;
+    if (look == 1) return first_look_share_;
+    return (1.0 - first_look_share_) / static_cast<double>(max_looks_ - 1);
   }
 
   /// The round count of look `look` (1-based): first_look_rounds * growth^(look - 1), rounded up.
@@ -186,12 +156,10 @@ class RaceConfig {
 
   [[nodiscard]] std::string describe() const {
     return fmt::format(
-        "interleaved rounds of {} call(s){}, looks at {}x{} rounds (at most {}), alpha {} "
-        "(first look {:.0f} %), min gain {:.1f} %, tie margin {:.1f} %, {} confirmation round(s), "
-        "max {} rounds",
+        "interleaved rounds of {} call(s){}, looks at {}x{} rounds (at most {}; the first spends "
+        "{:.0f} % of alpha), {} confirmation round(s), max {} rounds",
         block_calls_, discard_first_call_ ? " (first discarded)" : "", first_look_rounds_,
-        look_growth_, max_looks_, alpha_, first_look_share_ * 100.0, min_gain_ * 100.0,
-        tie_margin_ * 100.0, confirmation_rounds_, max_rounds());
+        look_growth_, max_looks_, first_look_share_ * 100.0, confirmation_rounds_, max_rounds());
   }
 
  private:
@@ -203,10 +171,7 @@ class RaceConfig {
   int max_looks_ = 9;  // looks at 10, 15, 23, 35, 53, 80, 120, 180, 270 rounds
   std::optional<int> max_rounds_{};
   std::int64_t max_calls_ = 100'000;
-  double alpha_ = 0.01;
   double first_look_share_ = 0.4;
-  double min_gain_ = 0.02;
-  double tie_margin_ = 0.01;
   int confirmation_rounds_ = 1;
   std::uint64_t seed_ = 0x5eed;
 };

@@ -6,8 +6,11 @@
 /// speedup, plus the baseline and the selection. Rendered as a table for people
 /// (render_table) and as JSON for programs (to_json).
 
+#include "aitune/core/decision_config.hpp"
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_stats.hpp"
+#include "aitune/core/measurement.hpp"
+#include "aitune/core/race_config.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -45,13 +48,14 @@ struct RatioReport {
 
 /// How the measurement went.
 struct MeasurementReport {
-  std::string schedule;       ///< interleaved or sequential
-  std::string decision_rule;  ///< confident median or aitune mean
+  Schedule schedule = Schedule::interleaved;
+  DecisionRule decision_rule = DecisionRule::confident_median;
   std::size_t rounds = 0;
   int looks = 0;
   std::size_t calls = 0;  ///< every call made to measure, warm-up included
-  std::string stop_reason;
-  double confidence = 0.0;  ///< two-sided level of the intervals the decision used
+  StopReason stop_reason = StopReason::not_measured;
+  std::string stop_detail{};  ///< the stop reason for people, with its figures
+  double confidence = 0.0;    ///< two-sided level of the intervals the decision used
 };
 
 /// One backend as the report shows it (a candidate, or the baseline).
@@ -147,9 +151,13 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
                       {"decision", report.decision},
                       {"tuning_time_ms", report.tuning_time_ms}};
   const MeasurementReport& m = report.measurement;
-  json["measurement"] = {{"schedule", m.schedule},    {"decision_rule", m.decision_rule},
-                         {"rounds", m.rounds},        {"looks", m.looks},
-                         {"calls", m.calls},          {"stop_reason", m.stop_reason},
+  json["measurement"] = {{"schedule", to_string(m.schedule)},
+                         {"decision_rule", to_string(m.decision_rule)},
+                         {"rounds", m.rounds},
+                         {"looks", m.looks},
+                         {"calls", m.calls},
+                         {"stop_reason", to_string(m.stop_reason)},
+                         {"stop_detail", m.stop_detail},
                          {"confidence", m.confidence}};
   json["baseline"] =
       report.baseline ? detail::candidate_to_json(*report.baseline) : nlohmann::json(nullptr);
@@ -220,14 +228,17 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
   }
   if (!notes.empty()) out += "notes:\n" + notes;
   const MeasurementReport& m = report.measurement;
-  if (m.schedule == "interleaved") {
-    out += fmt::format("measurement: interleaved schedule, {} rule, {} rounds, {} looks, {} calls; "
-                       "{}\n",
-                       m.decision_rule, m.rounds, m.looks, m.calls,
-                       m.stop_reason.empty() ? std::string("done") : m.stop_reason);
-  } else if (!m.schedule.empty()) {
-    out += fmt::format("measurement: {} schedule, {} rule, {} calls\n", m.schedule, m.decision_rule,
-                       m.calls);
+  switch (m.schedule) {
+    case Schedule::interleaved:
+      out += fmt::format("measurement: interleaved schedule, {} rule, {} rounds, {} looks, {} "
+                         "calls; {}\n",
+                         to_string(m.decision_rule), m.rounds, m.looks, m.calls,
+                         m.stop_detail.empty() ? to_string(m.stop_reason) : m.stop_detail);
+      break;
+    case Schedule::sequential:
+      out += fmt::format("measurement: sequential schedule, {} rule, {} calls\n",
+                         to_string(m.decision_rule), m.calls);
+      break;
   }
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   out += fmt::format("selected: {}{}\n", report.selected,

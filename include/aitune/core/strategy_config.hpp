@@ -4,6 +4,7 @@
 /// @file
 /// The switches of a tuning strategy.
 
+#include "aitune/core/decision_config.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
 
@@ -31,13 +32,13 @@ class StrategyConfig {
   }
   [[nodiscard]] bool correctness_check() const noexcept { return correctness_check_; }
 
-  /// How results are compared (default: the noise-aware confident median; the aitune rule is
-  /// kept for comparison).
-  StrategyConfig& set_decision_rule(DecisionRule rule) {
-    decision_rule_ = rule;
+  /// How results are compared: the rule, the minimum gain, the tie margin and alpha (default:
+  /// the noise-aware confident median; the aitune rule is kept for comparison).
+  StrategyConfig& set_decision(DecisionConfig decision) {
+    decision_ = std::move(decision);
     return *this;
   }
-  [[nodiscard]] DecisionRule decision_rule() const noexcept { return decision_rule_; }
+  [[nodiscard]] const DecisionConfig& decision() const noexcept { return decision_; }
 
   StrategyConfig& set_profiling(ProfilingConfig profiling) {
     profiling_ = std::move(profiling);
@@ -55,7 +56,7 @@ class StrategyConfig {
  private:
   bool performance_validation_ = true;
   bool correctness_check_ = true;
-  DecisionRule decision_rule_ = DecisionRule::confident_median;
+  DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
 };

@@ -1,0 +1,79 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Every parameter of the decision in one type: the rule, the minimum gain worth switching for,
+/// the tie margin between candidates and the error the whole procedure may make. The race's
+/// looks and the final decision both read it (latency_decision.hpp, latency_decider.hpp).
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/stop_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+namespace aitune {
+
+/// How results are compared.
+enum class DecisionRule {
+  /// A candidate displaces the baseline only when it is faster with confidence (the upper
+  /// bound of its latency ratio to the baseline is below 1) and by at least the minimum
+  /// practical gain; between candidates the lower median wins and a near tie goes to the one
+  /// listed first (the default).
+  confident_median,
+  /// aitune's: lower mean latency wins, strict `<`, no confidence. Kept for comparison.
+  aitune_mean,
+};
+
+[[nodiscard]] constexpr std::string_view to_string(DecisionRule rule) noexcept {
+  return rule == DecisionRule::confident_median ? "confident median" : "aitune mean";
+}
+
+class DecisionConfig {
+ public:
+  DecisionConfig& set_rule(DecisionRule rule) {
+    rule_ = rule;
+    return *this;
+  }
+  /// The smallest speedup over the baseline worth switching for (0.02: 2 %).
+  DecisionConfig& set_min_gain(double gain) {
+    min_gain_ = detail::require_ratio(gain, "minimum practical gain");
+    return *this;
+  }
+  /// Candidates within this fraction of each other are a near tie (the earlier listed wins).
+  DecisionConfig& set_tie_margin(double margin) {
+    tie_margin_ = detail::require_ratio(margin, "tie margin");
+    return *this;
+  }
+  /// The probability of a false switch away from the baseline the whole procedure allows
+  /// (one-sided). The race spends it over its looks (RaceConfig::look_share) and splits each
+  /// look's share over the candidates.
+  DecisionConfig& set_alpha(double alpha) {
+    if (!(alpha > 0.0 && alpha < 0.5)) {
+      throw ConfigError(fmt::format("alpha must be within (0, 0.5), got {}", alpha));
+    }
+    alpha_ = alpha;
+    return *this;
+  }
+
+  [[nodiscard]] DecisionRule rule() const noexcept { return rule_; }
+  [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
+  [[nodiscard]] double tie_margin() const noexcept { return tie_margin_; }
+  [[nodiscard]] double alpha() const noexcept { return alpha_; }
+
+  [[nodiscard]] std::string describe() const {
+    return fmt::format("{} rule, alpha {}, min gain {:.1f} %, tie margin {:.1f} %",
+                       to_string(rule_), alpha_, min_gain_ * 100.0, tie_margin_ * 100.0);
+  }
+
+ private:
+  // Defaults chosen with bench/selection_quality.cpp (README, "How the measurement decides").
+  DecisionRule rule_ = DecisionRule::confident_median;
+  double min_gain_ = 0.02;
+  double tie_margin_ = 0.01;
+  double alpha_ = 0.01;
+};
+
+}  // namespace aitune

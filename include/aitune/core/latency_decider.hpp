@@ -1,0 +1,119 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The decision, in one place: how two measured candidates rank, whether the best displaces the
+/// baseline, and the sentence that explains it. Every schedule ends here; the race's looks use
+/// the same rules (latency_decision.hpp) at their own share of alpha.
+
+#include "aitune/core/decision_config.hpp"
+#include "aitune/core/format.hpp"
+#include "aitune/core/latency_decision.hpp"
+#include "aitune/core/median_interval.hpp"
+#include "aitune/core/paired_rounds.hpp"
+#include "aitune/core/report.hpp"
+#include "aitune/core/results.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune {
+
+class LatencyDecider {
+ public:
+  using Result = MinLatencyProfilingResult;
+
+  /// `baseline_tail_alpha`: the error each bound of a comparison with the baseline may make,
+  /// as the measurement that produced the results says (Measurement::baseline_tail_alpha).
+  LatencyDecider(DecisionConfig config, double baseline_tail_alpha)
+      : config_(std::move(config)), baseline_tail_alpha_(baseline_tail_alpha) {}
+
+  [[nodiscard]] const DecisionConfig& config() const noexcept { return config_; }
+
+  /// Does `result` (listed later) rank above `other`? Confident rule: its paired median ratio
+  /// to `other` is below 1 - tie_margin (a near tie keeps the one listed first). aitune rule:
+  /// a lower mean.
+  [[nodiscard]] bool is_better(const Result& result, const Result& other) const {
+    if (aitune_rule()) return result.stats.mean < other.stats.mean;
+    return displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
+                            config_.tie_margin());
+  }
+
+  /// Does `result` displace the baseline? Confident rule: faster with confidence and by at
+  /// least the minimum gain (and, when it was raced, the race's last look said so too). aitune
+  /// rule: a strictly lower mean.
+  [[nodiscard]] bool displaces_baseline(const Result& result, const Result& baseline) const {
+    if (aitune_rule()) return result.stats.mean < baseline.stats.mean;
+    if (result.judged_faster == false) return false;
+    return aitune::displaces_baseline(result.rounds, result.samples_ms, baseline.rounds,
+                                      baseline.samples_ms, baseline_tail_alpha_,
+                                      config_.min_gain());
+  }
+
+  /// The two-sided level of the intervals compared with the baseline.
+  [[nodiscard]] double confidence() const noexcept { return 1.0 - 2.0 * baseline_tail_alpha_; }
+
+  /// The paired ratio to the baseline at the decision's level; none without paired rounds (the
+  /// sequential schedule).
+  [[nodiscard]] std::optional<RatioReport> ratio_to_baseline(const Result& result,
+                                                             const Result& baseline) const {
+    const std::vector<double> ratios = paired_ratios(result.rounds, baseline.rounds);
+    if (ratios.empty()) return std::nullopt;
+    const MedianInterval ci = median_interval(ratios, baseline_tail_alpha_);
+    return RatioReport{ci.median, ci.low, ci.high, confidence(), ci.n};
+  }
+
+  /// Why the candidate named `name` was selected over the baseline.
+  [[nodiscard]] std::string why_selected(const Result& winner, const Result& baseline,
+                                         const std::string& name) const {
+    if (aitune_rule()) {
+      return fmt::format("{} has the lowest mean ({} < the baseline's {}; aitune rule)", name,
+                         format_ms(winner.stats.mean), format_ms(baseline.stats.mean));
+    }
+    const std::string gain = fmt::format("by at least {:.1f} %", config_.min_gain() * 100.0);
+    if (const auto ratio = ratio_to_baseline(winner, baseline)) {
+      return fmt::format("{} is faster than the baseline with confidence and {}: its latency is "
+                         "{}x the baseline's, {}",
+                         name, gain, format_fixed(ratio->ratio), describe_interval(*ratio));
+    }
+    return fmt::format(
+        "{} is faster than the baseline with confidence and {} (medians {} vs {}, measured apart)",
+        name, gain, format_ms(winner.latency), format_ms(baseline.latency));
+  }
+
+  /// Why the baseline stays although `best` (named `name`) was the best candidate.
+  [[nodiscard]] std::string why_kept(const Result& best, const Result& baseline,
+                                     const std::string& name) const {
+    if (aitune_rule()) {
+      return fmt::format("no candidate had a lower mean; the best, {}, has {} vs {} (aitune rule)",
+                         name, format_ms(best.stats.mean), format_ms(baseline.stats.mean));
+    }
+    const std::string none = fmt::format(
+        "no candidate was faster with confidence by at least {:.1f} %", config_.min_gain() * 100.0);
+    if (const auto ratio = ratio_to_baseline(best, baseline)) {
+      return fmt::format("{}; the best, {}, is {}x the baseline, {}", none, name,
+                         format_fixed(ratio->ratio), describe_interval(*ratio));
+    }
+    return fmt::format("{}; the best, {}, has a median of {} vs the baseline's {}", none, name,
+                       format_ms(best.latency), format_ms(baseline.latency));
+  }
+
+ private:
+  [[nodiscard]] bool aitune_rule() const noexcept {
+    return config_.rule() == DecisionRule::aitune_mean;
+  }
+
+  static std::string describe_interval(const RatioReport& ratio) {
+    return fmt::format("{:.1f} % interval [{}, {}] over {} paired rounds", ratio.confidence * 100.0,
+                       format_fixed(ratio.low), format_fixed(ratio.high), ratio.rounds);
+  }
+
+  DecisionConfig config_;
+  double baseline_tail_alpha_;
+};
+
+}  // namespace aitune

@@ -1,0 +1,46 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The one measurement interface: entrants in, a Measurement out, by the configured schedule -
+/// the interleaved race (latency_race.hpp) or each backend alone (profiling_loop.hpp).
+
+#include "aitune/core/decision_config.hpp"
+#include "aitune/core/latency_race.hpp"
+#include "aitune/core/measurement.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/profiling_config.hpp"
+#include "aitune/core/profiling_loop.hpp"
+#include "aitune/core/timer.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace aitune {
+
+/// Measures `entrants` (at most one of them the baseline) until the schedule's rule, a budget or
+/// `deadline_ms` ends it. `candidates_in_tuning` is how many candidates the whole tuning
+/// compares with the baseline: the sequential schedule sees them one at a time, yet its one
+/// decision per candidate must share alpha among all of them.
+template <Timer T>
+[[nodiscard]] Measurement
+measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profiling,
+                 const DecisionConfig& decision, T& timer, const Logger& log, double deadline_ms,
+                 std::size_t candidates_in_tuning) {
+  switch (profiling.schedule()) {
+    case Schedule::interleaved:
+      return LatencyRace<T>(profiling.race(), profiling.warmup(), decision, timer, log, deadline_ms)
+          .run(entrants);
+    case Schedule::sequential: {
+      Measurement measurement =
+          measure_alone(entrants, profiling.stop_rule(), timer, log, deadline_ms);
+      measurement.baseline_tail_alpha =
+          decision.alpha() / static_cast<double>(std::max<std::size_t>(candidates_in_tuning, 1));
+      return measurement;
+    }
+  }
+  throw Error("unknown schedule");
+}
+
+}  // namespace aitune

@@ -1,0 +1,92 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What a measurement takes and gives, the same for both schedules (measure_backends.hpp):
+/// entrants in, one lane per entrant and how it ended out.
+
+#include "aitune/core/paired_rounds.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aitune {
+
+/// One backend to be measured.
+struct Entrant {
+  std::string name;
+  bool is_baseline = false;
+  /// One inference on sample `index % samples`, timed as a whole (the output's release
+  /// included, as a server pays for it). The race gives every backend the same indices in a
+  /// round, so paired rounds compare the same samples.
+  std::function<void(std::size_t)> call;
+  double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
+};
+
+/// What the measurement produced for one backend.
+struct Lane {
+  RoundSeries rounds;                 ///< block value per round (ms); interleaved only
+  std::vector<double> kept_calls_ms;  ///< every timed call that counts
+  std::vector<double>
+      kept_host_ms;  ///< the same calls on the host clock, when a device clock timed them
+  std::size_t warmup_calls = 0;
+  std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
+  double time_ms = 0.0;   ///< time spent in those calls
+  bool dropped = false;   ///< left the race early (racing)
+  std::string drop_reason{};
+  /// Whether the race's last look (and its confirmation) judged this backend, as leader, faster
+  /// than the baseline with confidence; only such a backend may displace the baseline. Empty
+  /// when no look judged it (the sequential schedule, the aitune rule).
+  std::optional<bool> judged_faster{};
+  std::optional<std::string> failure;
+};
+
+/// Why a measurement ended.
+enum class StopReason {
+  not_measured,  ///< nothing was measured
+  settled,       ///< the race's decision settled and was confirmed
+  looks_used,    ///< every look was used without settling
+  fixed_rounds,  ///< the aitune rule: the first look's rounds, no looks; the caller decides
+  time_budget,   ///< the tuning's time budget was spent
+  round_budget,  ///< the race's round budget was spent
+  call_budget,   ///< the race's call budget was spent
+  nothing_left,  ///< every backend failed or was dropped
+  stop_rule,     ///< the sequential schedule: each backend timed alone by the stop rule
+};
+
+/// A stable token for programs (the JSON report).
+[[nodiscard]] constexpr std::string_view to_string(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::not_measured: return "not_measured";
+    case StopReason::settled: return "settled";
+    case StopReason::looks_used: return "looks_used";
+    case StopReason::fixed_rounds: return "fixed_rounds";
+    case StopReason::time_budget: return "time_budget";
+    case StopReason::round_budget: return "round_budget";
+    case StopReason::call_budget: return "call_budget";
+    case StopReason::nothing_left: return "nothing_left";
+    case StopReason::stop_rule: return "stop_rule";
+  }
+  return "unknown";
+}
+
+/// The verdict of one measurement: the lanes, in the order of the entrants, and the level the
+/// decision compares with the baseline at.
+struct Measurement {
+  std::vector<Lane> lanes;
+  std::size_t rounds = 0;
+  int looks = 0;
+  StopReason stop_reason = StopReason::not_measured;
+  std::string stop_detail{};  ///< the stop reason for people, with its figures
+  /// The error each bound of a comparison with the baseline may make: the last look's share of
+  /// alpha split over the candidates (Bonferroni), so whichever candidate leads, a false switch
+  /// stays within alpha.
+  double baseline_tail_alpha = 0.0;
+};
+
+}  // namespace aitune
