@@ -14,6 +14,7 @@
 #include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/inputs.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/perturbed.hpp"
 #include "aitune/torch/script_backend.hpp"

@@ -139,6 +139,40 @@ TEST_CASE("Without a reference output only NaN and Inf are rejected", "[compare]
              Catch::Contains("output[1]: 1 NaN or infinite values"));
 }
 
+TEST_CASE("One walker: the NaN check names dict entries by key, the canary perturbs every "
+          "container, copies keep the structure",
+          "[compare][walker]") {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  dict.insert("logits", torch::tensor({1.0, std::nan("")}));
+  const c10::IValue with_nan = c10::ivalue::Tuple::create({c10::IValue(torch::ones({2})), dict});
+  CHECK_THAT(compare_outputs(nullptr, with_nan).reason,
+             Catch::StartsWith("output[1]['logits']: 1 NaN or infinite values"));
+
+  // PerturbedOutputs reaches tensors in lists and dicts, not only in tuples; integers stay.
+  const Model model{make_nested_net(), torch::kCPU};
+  const std::vector<Sample> samples{Sample{torch::randn({3, 16}), c10::IValue(int64_t{4})}};
+  TorchEager eager;
+  eager.build(model, samples);
+  PerturbedOutputs canary{TorchEager()};
+  canary.build(model, samples);
+  const c10::IValue expected = eager.infer(samples[0]);
+  const c10::IValue actual = canary.infer(samples[0]);
+  const auto& e = expected.toTupleRef().elements();
+  const auto& a = actual.toTupleRef().elements();
+  CHECK_FALSE(torch::allclose(a[1].toList().get(0).toTensor(), e[1].toList().get(0).toTensor()));
+  const auto e_dict = e[2].toGenericDict();
+  const auto a_dict = a[2].toGenericDict();
+  CHECK_FALSE(torch::allclose(a_dict.at("logits").toTensor(), e_dict.at("logits").toTensor()));
+  CHECK(torch::equal(a_dict.at("count").toTensor(), e_dict.at("count").toTensor()));
+
+  // map_tensors keeps kinds, element types and dict keys.
+  const c10::IValue copy = map_tensors(expected, [](const at::Tensor& t) { return t.clone(); });
+  CHECK(compare_outputs(&expected, copy).passed);
+  CHECK(copy.toTupleRef().elements()[1].isList());
+  CHECK(copy.toTupleRef().elements()[2].toGenericDict().contains("count"));
+  CHECK_FALSE(copy.toTupleRef().elements()[0].toTensor().is_same(e[0].toTensor()));
+}
+
 TEST_CASE("Default tolerances follow the compute precision; bad values are rejected", "[compare]") {
   CHECK(Tolerance::for_dtype(torch::kFloat).rtol == 1e-4);
   CHECK(Tolerance::for_dtype(torch::kHalf).scale_atol == 7.8125e-3);

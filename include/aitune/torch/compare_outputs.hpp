@@ -9,6 +9,7 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/tolerance.hpp"
 
 #include <fmt/format.h>
@@ -46,43 +47,30 @@ class OutputComparer {
  public:
   explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
 
+  /// Walks both values together (ivalue_walk.hpp) and compares each pair of leaves.
   OutputCheck compare(const std::string& path, const c10::IValue& expected,
                       const c10::IValue& actual) const {
+    return walk_together(path, expected, actual,
+                         [this](const std::string& at, const c10::IValue& e, const c10::IValue& a) {
+                           return compare_leaves(at, e, a);
+                         });
+  }
+
+ private:
+  OutputCheck compare_leaves(const std::string& path, const c10::IValue& expected,
+                             const c10::IValue& actual) const {
     if (expected.isTensor()) {
-      if (!actual.isTensor()) return mismatch(path, "a tensor", actual);
+      if (!actual.isTensor()) {
+        return OutputCheck::failed(fmt::format(
+            "{}: the baseline returned a tensor here, the candidate a {}", path, actual.tagKind()));
+      }
       return compare_tensors(path, expected.toTensor(), actual.toTensor());
     }
-    if (expected.isTuple()) {
-      if (!actual.isTuple()) return mismatch(path, "a tuple", actual);
-      return compare_sequences(path, "tuple", expected.toTupleRef().elements(),
-                               actual.toTupleRef().elements());
-    }
-    if (expected.isList()) {
-      if (!actual.isList()) return mismatch(path, "a list", actual);
-      return compare_sequences(path, "list", expected.toList().vec(), actual.toList().vec());
-    }
-    if (expected.isGenericDict()) {
-      if (!actual.isGenericDict()) return mismatch(path, "a dict", actual);
-      const auto e = expected.toGenericDict();
-      const auto a = actual.toGenericDict();
-      if (e.size() != a.size()) return count_mismatch(path, "dict", e.size(), a.size());
-      for (const auto& entry : e) {
-        const std::string key = entry.key().isString()
-                                    ? fmt::format("'{}'", entry.key().toStringRef())
-                                    : c10::str(entry.key());
-        const auto found = a.find(entry.key());
-        if (found == a.end()) {
-          return OutputCheck::failed(fmt::format("{}: key {} is missing", path, key));
-        }
-        if (auto check = compare(fmt::format("{}[{}]", path, key), entry.value(), found->value());
-            !check.passed) {
-          return check;
-        }
-      }
-      return OutputCheck::ok();
-    }
     if (expected.isDouble()) {
-      if (!actual.isDouble()) return mismatch(path, "a float", actual);
+      if (!actual.isDouble()) {
+        return OutputCheck::failed(fmt::format(
+            "{}: the baseline returned a float here, the candidate a {}", path, actual.tagKind()));
+      }
       const double e = expected.toDouble();
       const double a = actual.toDouble();
       const double allowed =
@@ -104,34 +92,6 @@ class OutputComparer {
     }
     return OutputCheck::failed(
         fmt::format("{}: outputs of type {} cannot be compared", path, expected.tagKind()));
-  }
-
- private:
-  /// Element by element, after the lengths agree.
-  template <class Sequence>
-  OutputCheck compare_sequences(const std::string& path, std::string_view kind,
-                                const Sequence& expected, const Sequence& actual) const {
-    if (expected.size() != actual.size()) {
-      return count_mismatch(path, kind, expected.size(), actual.size());
-    }
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      if (auto check = compare(fmt::format("{}[{}]", path, i), expected[i], actual[i]);
-          !check.passed) {
-        return check;
-      }
-    }
-    return OutputCheck::ok();
-  }
-
-  static OutputCheck mismatch(const std::string& path, std::string_view wanted,
-                              const c10::IValue& actual) {
-    return OutputCheck::failed(fmt::format("{}: the baseline returned {} here, the candidate a {}",
-                                           path, wanted, actual.tagKind()));
-  }
-  static OutputCheck count_mismatch(const std::string& path, std::string_view kind,
-                                    std::size_t expected, std::size_t actual) {
-    return OutputCheck::failed(
-        fmt::format("{}: {} of {} elements, the baseline's has {}", path, kind, actual, expected));
   }
 
   OutputCheck compare_tensors(const std::string& path, const at::Tensor& expected,
@@ -212,30 +172,14 @@ class OutputComparer {
 
 /// Without a reference, only NaN and Inf can be caught.
 inline OutputCheck check_finite(const std::string& path, const c10::IValue& value) {
-  if (value.isTensor()) {
-    const at::Tensor& tensor = value.toTensor();
+  return walk_leaves(path, value, [](const std::string& at, const c10::IValue& leaf) {
+    if (!leaf.isTensor()) return OutputCheck::ok();
+    const at::Tensor& tensor = leaf.toTensor();
     if (!at::isFloatingType(tensor.scalar_type()) || tensor.numel() == 0) return OutputCheck::ok();
     const auto bad = (~tensor.detach().isfinite()).sum().item<std::int64_t>();
     if (bad == 0) return OutputCheck::ok();
-    return OutputCheck::failed(fmt::format("{}: {} NaN or infinite values", path, bad));
-  }
-  std::vector<c10::IValue> children;
-  if (value.isTuple()) {
-    const auto& elements = value.toTupleRef().elements();
-    children.assign(elements.begin(), elements.end());
-  } else if (value.isList()) {
-    for (const auto& element : value.toList())
-      children.push_back(element);
-  } else if (value.isGenericDict()) {
-    for (const auto& entry : value.toGenericDict())
-      children.push_back(entry.value());
-  }
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    if (auto check = check_finite(fmt::format("{}[{}]", path, i), children[i]); !check.passed) {
-      return check;
-    }
-  }
-  return OutputCheck::ok();
+    return OutputCheck::failed(fmt::format("{}: {} NaN or infinite values", at, bad));
+  });
 }
 
 }  // namespace detail

@@ -57,6 +57,7 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
 
 #include <ATen/cuda/CUDAEvent.h>
@@ -196,28 +197,7 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
 
   /// The outputs' tensors cloned, so the next replay cannot overwrite what the caller holds.
   static c10::IValue detach_copy(const c10::IValue& value) {
-    if (value.isTensor()) return value.toTensor().clone();
-    if (value.isTuple()) {
-      std::vector<c10::IValue> elements;
-      for (const auto& element : value.toTupleRef().elements()) {
-        elements.push_back(detach_copy(element));
-      }
-      return c10::ivalue::Tuple::create(std::move(elements));
-    }
-    if (value.isList()) {
-      c10::impl::GenericList list(value.toList().elementType());
-      for (const auto& element : value.toList())
-        list.push_back(detach_copy(element));
-      return list;
-    }
-    if (value.isGenericDict()) {
-      const auto dict = value.toGenericDict();
-      c10::impl::GenericDict copy(dict.keyType(), dict.valueType());
-      for (const auto& entry : dict)
-        copy.insert(entry.key(), detach_copy(entry.value()));
-      return copy;
-    }
-    return value;
+    return map_tensors(value, [](const at::Tensor& tensor) { return tensor.clone(); });
   }
 
   Captured capture(const Sample& sample) {

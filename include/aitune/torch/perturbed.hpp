@@ -8,6 +8,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 
 #include <fmt/format.h>
 
@@ -52,11 +53,11 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
     if (inner_.state() != BackendState::created) inner_.deactivate();
   }
 
-  /// Adds +/- magnitude * max|t| in an alternating pattern to every floating tensor.
+  /// Adds +/- magnitude * max|t| in an alternating pattern to every floating tensor, wherever
+  /// it sits in the output (tuples, lists, dicts).
   [[nodiscard]] c10::IValue perturb(const c10::IValue& value) const {
-    if (value.isTensor()) {
-      const at::Tensor& tensor = value.toTensor();
-      if (!tensor.is_floating_point() || tensor.numel() == 0) return value;
+    return map_tensors(value, [this](const at::Tensor& tensor) -> at::Tensor {
+      if (!tensor.is_floating_point() || tensor.numel() == 0) return tensor;
       const at::Tensor signs = at::arange(tensor.numel(), tensor.options())
                                    .remainder(2)
                                    .mul(2)
@@ -64,15 +65,7 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
                                    .view(tensor.sizes());
       const double scale = tensor.abs().max().item<double>();
       return tensor + signs * (magnitude_ * (scale > 0.0 ? scale : 1.0));
-    }
-    if (value.isTuple()) {
-      std::vector<c10::IValue> elements;
-      for (const auto& element : value.toTupleRef().elements()) {
-        elements.push_back(perturb(element));
-      }
-      return c10::ivalue::Tuple::create(std::move(elements));
-    }
-    return value;
+    });
   }
 
   AnyBackend inner_;

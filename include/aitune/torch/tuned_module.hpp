@@ -12,7 +12,7 @@
 /// InferenceMode before changing them in place or using them with autograd.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/profiling_tune_strategy.hpp"
+#include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/model.hpp"
