@@ -52,12 +52,13 @@ else
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$torch_prefix" -DAITUNE_PYTHON="$(command -v "$py")" \
     -DAITUNE_VENDORED_INCLUDE_DIR="$include_dir" -DAITUNE_VENDORED_CMAKE_DIR="$PWD/.vendor/cmake" \
-    -DAITUNE_INSTALL=OFF -DAITUNE_BUILD_BENCHMARKS=OFF > "$out/configure.log" 2>&1 \
+    -DAITUNE_INSTALL=OFF -DAITUNE_BUILD_BENCHMARKS=ON > "$out/configure.log" 2>&1 \
     || { tail -40 "$out/configure.log"; exit 1; }
   grep -E "aitune: LibTorch" "$out/configure.log"
   grep -q "CUDA: ON" "$out/configure.log" || { echo "LibTorch without CUDA: no GPU check" >&2; exit 1; }
   log build
   cmake --build "$build" -j "$(nproc)" --target aitune_gpu_tests aitune_torch_tests aitune-tune \
+    aitune-bench-gpu-cuda-graph \
     > "$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 fi
 
@@ -66,6 +67,17 @@ AITUNE_REQUIRE_GPU=1 timeout "$(( $(left) > 60 ? $(left) - 60 : 1 ))" \
   "$build/tests/aitune_gpu_tests" "[gpu]" -r compact > "$out/gpu_tests.log" 2>&1
 gpu_tests=$?
 tail -3 "$out/gpu_tests.log"
+
+# The speed claim the [gpu] tests do not make: how much a CUDA graph gains (a table and JSON).
+t=$(( $(left) > 420 ? 120 : 0 ))
+if [ "$t" -gt 0 ]; then
+  log "benchmark: CUDA graph speedup"
+  mkdir -p "$out/bench"
+  timeout "$t" "$build/bench/aitune-bench-gpu-cuda-graph" 3 "$out/bench/gpu_cuda_graph.json" \
+    | tee "$out/bench/gpu_cuda_graph.txt" | tail -2
+else
+  echo "deadline: CUDA graph benchmark not run"
+fi
 
 log "models"
 mkdir -p "$build/models"

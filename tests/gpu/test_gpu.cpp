@@ -121,9 +121,9 @@ TEST_CASE("[gpu] The strategy selects a CUDA graph for a launch-bound model", "[
                                           short_race());
   const auto result = strategy.tune(model, samples, "launch_bound");
   INFO(render_table(result.report));
+  // The choice is the behaviour under test; how much faster it is lives in the GPU benchmark
+  // (bench/gpu_cuda_graph.cpp).
   CHECK(result.report.selected == "CudaGraph(TorchScriptFrozen())");
-  REQUIRE(result.report.candidates[1].speedup);
-  CHECK(*result.report.candidates[1].speedup > 2.0);
 #endif
 }
 
