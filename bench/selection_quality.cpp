@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +63,7 @@ constexpr double baseline_ms = 10.0;
 std::vector<Scenario> scenarios() {
   return {
       {"A-vs-A: candidate identical to the baseline", {10.0}, -1},
+      {"three candidates identical to the baseline", {10.0, 10.0, 10.0}, -1},
       {"candidate 2 % faster", {9.8}, 0},
       {"candidate 5 % faster", {9.5}, 0},
       {"candidate 10 % faster", {9.0}, 0},
@@ -77,8 +80,22 @@ struct Method {
   aitune::StrategyConfig config;
 };
 
+// Overrides of the futility side, to choose its defaults (--futility-alpha, --futility-looks).
+double futility_alpha = aitune::DecisionConfig{}.futility_alpha();
+int futility_first = aitune::RaceConfig{}.futility_first_round();
+int futility_every = aitune::RaceConfig{}.futility_every();
+int block_calls = aitune::RaceConfig{}.block_calls();
+int first_look = aitune::RaceConfig{}.first_look_rounds();
+
 aitune::StrategyConfig ours() {
-  return aitune::StrategyConfig{};
+  return aitune::StrategyConfig{}
+      .set_decision(aitune::DecisionConfig{}.set_futility_alpha(futility_alpha))
+      .set_profiling(aitune::ProfilingConfig{}.set_race(
+          aitune::RaceConfig{}
+              .set_futility_looks(futility_first, futility_every)
+              .set_block_calls(block_calls)
+              .set_looks(first_look, aitune::RaceConfig{}.look_growth(),
+                         aitune::RaceConfig{}.max_looks())));
 }
 
 aitune::StrategyConfig aitune_rule() {
@@ -88,14 +105,16 @@ aitune::StrategyConfig aitune_rule() {
 }
 
 aitune::StrategyConfig ours_with_blocks(int block_calls, bool discard) {
-  aitune::RaceConfig race;
+  aitune::StrategyConfig config = ours();
+  aitune::RaceConfig race = config.profiling().race();
   race.set_block_calls(block_calls).set_discard_first_call(discard);
-  return aitune::StrategyConfig{}.set_profiling(aitune::ProfilingConfig{}.set_race(race));
+  return config.set_profiling(aitune::ProfilingConfig{}.set_race(race));
 }
 
 struct Outcome {
   int selected;  ///< candidate index, or -1 for the baseline
   std::size_t calls;
+  bool settled;  ///< the race settled (rather than a budget or the looks ending it)
 };
 
 /// Penalties below 0 keep the profile's switch penalty.
@@ -133,7 +152,7 @@ Outcome tune_once(const Scenario& scenario, const NoiseProfile& noise,
   if (result.report.baseline) calls += result.report.baseline->calls;
   for (const auto& candidate : result.report.candidates)
     calls += candidate.calls;
-  return {selected, calls};
+  return {selected, calls, result.report.measurement.stop_reason == aitune::StopReason::settled};
 }
 
 /// Wilson score interval of a proportion (95 %).
@@ -151,6 +170,11 @@ struct Tally {
   std::size_t tunings = 0;
   std::size_t correct = 0;
   std::vector<double> calls;
+  std::size_t settled = 0;
+
+  [[nodiscard]] double median_calls() const {
+    return aitune::LatencyStats::from_samples(calls).median;
+  }
 };
 
 Tally run_many(const Scenario& scenario, const NoiseProfile& noise,
@@ -163,6 +187,7 @@ Tally run_many(const Scenario& scenario, const NoiseProfile& noise,
     ++tally.tunings;
     tally.correct += outcome.selected == scenario.correct ? 1 : 0;
     tally.calls.push_back(static_cast<double>(outcome.calls));
+    tally.settled += outcome.settled ? 1 : 0;
   }
   return tally;
 }
@@ -174,16 +199,21 @@ nlohmann::json tally_json(const Tally& tally) {
           {"correct", tally.correct},
           {"rate", static_cast<double>(tally.correct) / static_cast<double>(tally.tunings)},
           {"rate_ci95", {low, high}},
+          {"calls_median", calls.median},
           {"calls_mean", calls.mean},
-          {"calls_p90", calls.p90}};
+          {"calls_p90", calls.p90},
+          {"settled", tally.settled}};
+}
+
+std::string rate_cell(std::size_t hits, std::size_t n) {
+  const auto [low, high] = wilson(hits, n);
+  return fmt::format("{:5.1f} % [{:4.1f}, {:4.1f}]",
+                     100.0 * static_cast<double>(hits) / static_cast<double>(n), 100.0 * low,
+                     100.0 * high);
 }
 
 std::string rate_cell(const Tally& tally) {
-  const auto [low, high] = wilson(tally.correct, tally.tunings);
-  return fmt::format("{:5.1f} % [{:4.1f}, {:4.1f}]",
-                     100.0 * static_cast<double>(tally.correct) /
-                         static_cast<double>(tally.tunings),
-                     100.0 * low, 100.0 * high);
+  return rate_cell(tally.correct, tally.tunings);
 }
 
 }  // namespace
@@ -197,8 +227,20 @@ int main(int argc, char** argv) {
       tunings = static_cast<std::size_t>(std::stoul(argv[++i]));
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--block" && i + 1 < argc) {
+      block_calls = std::stoi(argv[++i]);
+    } else if (arg == "--first-look" && i + 1 < argc) {
+      first_look = std::stoi(argv[++i]);
+    } else if (arg == "--futility-alpha" && i + 1 < argc) {
+      futility_alpha = std::stod(argv[++i]);
+    } else if (arg == "--futility-looks" && i + 2 < argc) {
+      futility_first = std::stoi(argv[++i]);
+      futility_every = std::stoi(argv[++i]);
     } else {
-      fmt::print(stderr, "usage: {} [--tunings N] [--json FILE]\n", argv[0]);
+      fmt::print(stderr,
+                 "usage: {} [--tunings N] [--json FILE] [--futility-alpha A] "
+                 "[--futility-looks FIRST EVERY] [--block CALLS] [--first-look ROUNDS]\n",
+                 argv[0]);
       return 2;
     }
   }
@@ -207,7 +249,9 @@ int main(int argc, char** argv) {
                       {"machine", aitune::bench::machine_json()},
                       {"tunings_per_cell", tunings}};
   fmt::print("Selection quality: {} simulated tunings per cell (baseline {} ms), rate of the "
-             "right outcome [95 % Wilson interval] and calls per tuning (warm-up included)\n",
+             "right outcome [95 % Wilson interval], how often our race settled (not ended by a "
+             "budget or its last look), and the median calls per tuning (every call: warm-up and "
+             "discarded calls included)\n",
              tunings, baseline_ms);
   const std::vector<Method> methods{{"ours", ours()}, {"aitune", aitune_rule()}};
   for (const auto& noise : noise_profiles) {
@@ -215,8 +259,8 @@ int main(int argc, char** argv) {
         "\nnoise '{}': sigma {}, spikes {:.1f} %, drift +-{:.0f} %, switch penalty {:.0f} %\n",
         noise.name, noise.sigma, noise.spike_probability * 100.0, noise.drift_amplitude * 100.0,
         noise.switch_penalty * 100.0);
-    fmt::print("  {:<46}{:>26}{:>12}{:>26}{:>12}\n", "scenario (right outcome rate)", "ours",
-               "calls", "aitune rule", "calls");
+    fmt::print("  {:<62}{:>24}{:>24}{:>8}{:>24}{:>8}\n", "scenario (right outcome rate)", "ours",
+               "settled", "calls", "aitune rule", "calls");
     for (const auto& scenario : scenarios()) {
       std::vector<Tally> tallies;
       for (const auto& method : methods) {
@@ -225,9 +269,9 @@ int main(int argc, char** argv) {
       }
       const std::string label =
           scenario.correct < 0 ? scenario.name + " (baseline kept)" : scenario.name;
-      fmt::print("  {:<46}{:>26}{:>12.0f}{:>26}{:>12.0f}\n", label, rate_cell(tallies[0]),
-                 aitune::LatencyStats::from_samples(tallies[0].calls).mean, rate_cell(tallies[1]),
-                 aitune::LatencyStats::from_samples(tallies[1].calls).mean);
+      fmt::print("  {:<62}{:>24}{:>24}{:>8.0f}{:>24}{:>8.0f}\n", label, rate_cell(tallies[0]),
+                 rate_cell(tallies[0].settled, tallies[0].tunings), tallies[0].median_calls(),
+                 rate_cell(tallies[1]), tallies[1].median_calls());
     }
   }
 
@@ -236,12 +280,18 @@ int main(int argc, char** argv) {
   // penalty on the baseline in A-vs-A (a biased measurement then favours the candidate) and on
   // the candidate in the 5 % case (it then hides the gain).
   const NoiseProfile& typical = noise_profiles.front();
-  const Scenario a_vs_a = scenarios()[0];
-  const Scenario five_percent = scenarios()[2];
+  const auto scenario_named = [](std::string_view prefix) {
+    for (const Scenario& scenario : scenarios()) {
+      if (scenario.name.starts_with(prefix)) return scenario;
+    }
+    throw std::logic_error("no such scenario");
+  };
+  const Scenario a_vs_a = scenario_named("A-vs-A");
+  const Scenario five_percent = scenario_named("candidate 5 %");
   fmt::print("\nblock length and first-call discarding, '{}' noise, 7 % penalty on the first call "
              "after a switch for one side only:\n",
              typical.name);
-  fmt::print("  {:<28}{:>32}{:>30}{:>10}\n", "calls per round (block)",
+  fmt::print("  {:<28}{:>34}{:>36}{:>10}\n", "calls per round (block)",
              "A-vs-A, baseline penalised", "5 % faster, candidate penalised", "calls");
   for (const auto& [calls_per_block, discard] : std::vector<std::pair<int, bool>>{
            {1, false}, {2, false}, {2, true}, {3, false}, {3, true}, {5, true}}) {
@@ -251,11 +301,12 @@ int main(int argc, char** argv) {
     const std::string label =
         fmt::format("{}{}", calls_per_block, discard ? ", first discarded" : "");
     fmt::print(
-        "  {:<28}{:>32}{:>30}{:>10.0f}\n", label,
-        fmt::format("{} wrong", rate_cell(Tally{false_switches.tunings,
-                                                false_switches.tunings - false_switches.correct,
-                                                {}})),
-        rate_cell(found), aitune::LatencyStats::from_samples(found.calls).mean);
+        "  {:<28}{:>34}{:>36}{:>10.0f}\n", label,
+        fmt::format(
+            "{} wrong",
+            rate_cell(Tally{
+                false_switches.tunings, false_switches.tunings - false_switches.correct, {}, 0})),
+        rate_cell(found), found.median_calls());
     json["blocks"][label] = {{"a_vs_a_baseline_penalised", tally_json(false_switches)},
                              {"five_percent_candidate_penalised", tally_json(found)}};
   }

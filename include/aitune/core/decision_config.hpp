@@ -58,14 +58,28 @@ class DecisionConfig {
     return *this;
   }
 
+  /// The error each bound of a give-up may make: dropping a candidate that cannot beat the
+  /// baseline (or the leader) by the minimum gain, and ending the race when none can. A wrong
+  /// give-up only misses a gain near the minimum, so it may be looser than alpha; it is tested
+  /// on a trimmed-mean interval (trimmed_mean_interval.hpp) at every futility look.
+  DecisionConfig& set_futility_alpha(double alpha) {
+    if (!(alpha > 0.0 && alpha < 0.5)) {
+      throw ConfigError(fmt::format("the futility alpha must be within (0, 0.5), got {}", alpha));
+    }
+    futility_alpha_ = alpha;
+    return *this;
+  }
+
   [[nodiscard]] DecisionRule rule() const noexcept { return rule_; }
+  [[nodiscard]] double futility_alpha() const noexcept { return futility_alpha_; }
   [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
   [[nodiscard]] double tie_margin() const noexcept { return tie_margin_; }
   [[nodiscard]] double alpha() const noexcept { return alpha_; }
 
   [[nodiscard]] std::string describe() const {
-    return fmt::format("{} rule, alpha {}, min gain {:.1f} %, tie margin {:.1f} %",
-                       to_string(rule_), alpha_, min_gain_ * 100.0, tie_margin_ * 100.0);
+    return fmt::format(
+        "{} rule, alpha {} to switch, {} to give up, min gain {:.1f} %, tie margin {:.1f} %",
+        to_string(rule_), alpha_, futility_alpha_, min_gain_ * 100.0, tie_margin_ * 100.0);
   }
 
  private:
@@ -74,6 +88,7 @@ class DecisionConfig {
   double min_gain_ = 0.02;
   double tie_margin_ = 0.01;
   double alpha_ = 0.01;
+  double futility_alpha_ = 0.10;
 };
 
 }  // namespace aitune

@@ -18,6 +18,7 @@
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/median_interval.hpp"
 #include "aitune/core/paired_rounds.hpp"
+#include "aitune/core/trimmed_mean_interval.hpp"
 
 #include <fmt/format.h>
 
@@ -90,23 +91,36 @@ struct LookVerdict {
   std::optional<std::size_t> leader;
   std::optional<std::size_t> runner_up;               ///< the closest rival (the baseline counts)
   std::optional<MedianInterval> runner_up_vs_leader;  ///< its ratio to the leader
-  std::optional<MedianInterval> leader_vs_baseline;
+  std::optional<MedianInterval> leader_vs_baseline;   ///< at the switch level
   std::vector<std::size_t> drop;
   std::map<std::size_t, std::string> drop_reasons;
+  /// The leader is faster than the baseline with confidence (switch side; only at a look that
+  /// may switch).
+  bool leader_faster = false;
   bool settled = false;
 };
 
-/// Judges the race at one look with bounds at `tail_alpha` between candidates and
-/// `baseline_tail_alpha` against the baseline: who leads, who is dropped (a rival
-/// confidently slower than the leader, or confidently unable to beat the baseline by the
-/// minimum gain), and whether the decision is settled: no rival can still be faster than the
-/// leader by more than the practical margin (min_gain) - the lower bound of its ratio to the
-/// leader is at least 1 - min_gain, so keeping the leader costs at most that margin - and the
-/// leader is confidently faster than the baseline or confidently short of the minimum gain.
+/// The error levels of one look: each bound of the switch question (leader vs baseline, sign
+/// test), each bound between candidates (sign test, for the log), and each bound of a give-up
+/// (trimmed-mean interval, futility side).
+struct LookLevels {
+  double between = 0.0;
+  double vs_baseline = 0.0;
+  double futility = 0.0;
+};
+
+/// Judges the race at one look. Who leads (rank_leader); who is dropped - a rival confidently
+/// slower than the leader, or a candidate that confidently cannot beat the baseline by the
+/// minimum gain (both futility questions, at `levels.futility` on the trimmed-mean interval);
+/// whether the leader is faster than the baseline with confidence (the switch question, at
+/// `levels.vs_baseline` on the sign-test interval; never at a futility-only look,
+/// `may_switch` false); and whether the decision is settled: no rival can still beat the leader
+/// by more than the practical margin (min_gain) and the leader-vs-baseline question is answered
+/// - faster with confidence, or confidently short of the minimum gain.
 [[nodiscard]] inline LookVerdict judge_look(std::span<const LaneView> lanes,
                                             std::optional<std::size_t> baseline,
-                                            const DecisionConfig& decision, double tail_alpha,
-                                            double baseline_tail_alpha) {
+                                            const DecisionConfig& decision,
+                                            const LookLevels& levels, bool may_switch = true) {
   LookVerdict verdict;
   verdict.leader = rank_leader(lanes, decision.tie_margin());
   if (!verdict.leader) {
@@ -116,6 +130,15 @@ struct LookVerdict {
   const std::size_t leader = *verdict.leader;
   const bool with_baseline = baseline && lanes[*baseline].alive;
   const double low_enough = 1.0 - decision.min_gain();
+  const auto futility = [&](std::size_t a, std::size_t b) {
+    const std::vector<double> ratios = paired_ratios(*lanes[a].rounds, *lanes[b].rounds);
+    return trimmed_ratio_bounds(ratios, levels.futility);
+  };
+  const auto describe = [&](const RatioBounds& bounds) {
+    return fmt::format("ratio {} (trimmed mean), {:.0f} % lower bound {}",
+                       format_fixed(bounds.ratio), (1.0 - levels.futility) * 100.0,
+                       format_fixed(bounds.low));
+  };
   bool settled = true;
   double closest = 0.0;  // the largest leader/rival ratio: the rival nearest the leader
   const auto consider_runner_up = [&](std::size_t i, const MedianInterval& rival_over_leader) {
@@ -129,39 +152,42 @@ struct LookVerdict {
 
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     if (i == leader || lanes[i].is_baseline || !lanes[i].alive) continue;
-    const MedianInterval vs_leader =
-        paired_ratio(*lanes[i].rounds, *lanes[leader].rounds, tail_alpha);
-    if (vs_leader.low > 1.0) {
+    // Dropping a rival for the leader decides between candidates: the sign test, at the
+    // look's level, as before.
+    const MedianInterval slower =
+        paired_ratio(*lanes[i].rounds, *lanes[leader].rounds, levels.between);
+    if (slower.low > 1.0) {
       verdict.drop.push_back(i);
       verdict.drop_reasons[i] =
-          fmt::format("confidently slower than the leader ({})", format_ratio(vs_leader));
+          fmt::format("confidently slower than the leader ({})", format_ratio(slower));
       continue;
     }
     if (with_baseline) {
-      const MedianInterval vs_baseline =
-          paired_ratio(*lanes[i].rounds, *lanes[*baseline].rounds, baseline_tail_alpha);
+      const RatioBounds vs_baseline = futility(i, *baseline);
       if (vs_baseline.low > low_enough) {
         verdict.drop.push_back(i);
         verdict.drop_reasons[i] =
             fmt::format("cannot beat the baseline by {:.1f} % ({} to the baseline)",
-                        decision.min_gain() * 100.0, format_ratio(vs_baseline));
+                        decision.min_gain() * 100.0, describe(vs_baseline));
         continue;
       }
     }
-    const bool practically_tied =
-        vs_leader.low >= 1.0 - decision.min_gain() && vs_leader.high <= 1.0 + decision.min_gain();
-    if (!practically_tied) settled = false;
-    consider_runner_up(i, vs_leader);
+    // Settling on this leader decides between candidates too: the sign test, within the
+    // practical margin on both sides.
+    const bool tied = slower.low >= low_enough && slower.high <= 1.0 + decision.min_gain();
+    if (!tied) settled = false;
+    consider_runner_up(i, slower);
   }
 
   if (with_baseline) {
     const MedianInterval vs_baseline =
-        paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, baseline_tail_alpha);
+        paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, levels.vs_baseline);
     verdict.leader_vs_baseline = vs_baseline;
-    const bool answered = vs_baseline.high < 1.0 || vs_baseline.low > low_enough;
-    if (!answered) settled = false;
-    consider_runner_up(*baseline,
-                       paired_ratio(*lanes[*baseline].rounds, *lanes[leader].rounds, tail_alpha));
+    verdict.leader_faster = may_switch && vs_baseline.high < 1.0;
+    const bool futile = futility(leader, *baseline).low > low_enough;
+    if (!verdict.leader_faster && !futile) settled = false;
+    consider_runner_up(
+        *baseline, paired_ratio(*lanes[*baseline].rounds, *lanes[leader].rounds, levels.between));
   }
   verdict.settled = settled;
   return verdict;

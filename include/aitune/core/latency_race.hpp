@@ -88,14 +88,25 @@ class LatencyRace {
       }
       run_round(racing);
       if (stopped()) break;
-      if (static_cast<int>(summary_.rounds) < next_look_round) continue;
+      const int rounds = static_cast<int>(summary_.rounds);
+      if (rounds < next_look_round) {
+        // Between the looks that may switch, looks that may only give up: they spend none of
+        // the switch side's alpha, so ties end early.
+        if (judged_ && race_.is_futility_look(rounds) && futility_look()) {
+          stop(StopReason::settled, "settled: no candidate can beat the baseline by the minimum "
+                                    "gain");
+        }
+        continue;
+      }
       if (!judged_) {
         stop(StopReason::fixed_rounds,
              fmt::format("{} rounds run (no looks: decided by the caller)", summary_.rounds));
         break;
       }
       next_look_round = race_.look_round(summary_.looks + 2);
-      if (look() && confirm()) stop(StopReason::settled, "settled");
+      // Only a decision to switch is confirmed: keeping the baseline needs no second look.
+      if (look() && (!last_verdict_.leader_faster || confirm()))
+        stop(StopReason::settled, "settled");
       if (!stopped() && summary_.looks >= race_.max_looks()) {
         stop(StopReason::looks_used, fmt::format("all {} looks used", race_.max_looks()));
       }
@@ -243,31 +254,48 @@ class LatencyRace {
   bool look(bool recheck = false) {
     if (!recheck) ++summary_.looks;
     last_look_round_ = static_cast<int>(summary_.rounds);
-    const double tail_alpha = tail(summary_.looks);
-    const std::vector<LaneView> lanes = views();
-    LookVerdict verdict =
-        judge_look(lanes, baseline_, decision_, tail_alpha, baseline_tail(summary_.looks));
-    const auto judged_faster = [](const LookVerdict& v) {
-      return v.leader_vs_baseline && v.leader_vs_baseline->high < 1.0;
-    };
+    const LookLevels levels = levels_at(summary_.looks);
+    LookVerdict verdict = judge_look(views(), baseline_, decision_, levels);
     if (recheck) {
       const bool agrees = verdict.leader == last_verdict_.leader &&
-                          judged_faster(verdict) == judged_faster(last_verdict_);
+                          verdict.leader_faster == last_verdict_.leader_faster;
       if (!agrees) verdict.settled = false;
-      if (faster_leader_ && !(agrees && judged_faster(verdict))) faster_leader_.reset();
+      if (faster_leader_ && !(agrees && verdict.leader_faster)) faster_leader_.reset();
     } else {
-      faster_leader_ = judged_faster(verdict) ? verdict.leader : std::nullopt;
+      faster_leader_ = verdict.leader_faster ? verdict.leader : std::nullopt;
     }
+    apply_drops(verdict);
+    log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
+                             recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
+                             levels.vs_baseline, describe_look(verdict)));
+    last_verdict_ = verdict;
+    return verdict.settled;
+  }
+
+  /// A look that may only give up (drop candidates, or settle on keeping the baseline).
+  bool futility_look() {
+    LookVerdict verdict =
+        judge_look(views(), baseline_, decision_, levels_at(std::max(summary_.looks, 1)),
+                   /*may_switch=*/false);
+    apply_drops(verdict);
+    if (!verdict.drop.empty() || verdict.settled) {
+      log_.info(1, fmt::format("futility look after {} rounds: {}", summary_.rounds,
+                               describe_look(verdict)));
+    }
+    if (verdict.settled) faster_leader_.reset();
+    return verdict.settled;
+  }
+
+  [[nodiscard]] LookLevels levels_at(int look) const {
+    return LookLevels{tail(look), baseline_tail(look), decision_.futility_alpha()};
+  }
+
+  void apply_drops(const LookVerdict& verdict) {
     for (std::size_t i : verdict.drop) {
       (*lanes_)[i].dropped = true;
       (*lanes_)[i].drop_reason = verdict.drop_reasons.at(i);
       log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, verdict.drop_reasons.at(i)));
     }
-    log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
-                             recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
-                             tail_alpha, describe_look(verdict)));
-    last_verdict_ = verdict;
-    return verdict.settled;
   }
 
   std::string describe_look(const LookVerdict& verdict) const {

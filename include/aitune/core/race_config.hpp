@@ -111,6 +111,20 @@ class RaceConfig {
     first_look_share_ = share;
     return *this;
   }
+  /// Futility looks - looks that may only give up on candidates, never switch - every `every`
+  /// rounds from round `first_round` on, between the regular looks. `every` 0 turns them off.
+  RaceConfig& set_futility_looks(int first_round, int every) {
+    futility_first_round_ = detail::require_at_least(first_round, 1, "first futility look round");
+    futility_every_ = detail::require_at_least(every, 0, "rounds between futility looks");
+    return *this;
+  }
+  [[nodiscard]] int futility_first_round() const noexcept { return futility_first_round_; }
+  [[nodiscard]] int futility_every() const noexcept { return futility_every_; }
+  [[nodiscard]] bool is_futility_look(int rounds) const noexcept {
+    return futility_every_ > 0 && rounds >= futility_first_round_ &&
+           (rounds - futility_first_round_) % futility_every_ == 0;
+  }
+
   /// Rounds between the top two after the decision settles, before it is taken.
   RaceConfig& set_confirmation_rounds(int rounds) {
     confirmation_rounds_ = detail::require_at_least(rounds, 0, "confirmation rounds");
@@ -157,9 +171,14 @@ class RaceConfig {
   [[nodiscard]] std::string describe() const {
     return fmt::format(
         "interleaved rounds of {} call(s){}, looks at {}x{} rounds (at most {}; the first spends "
-        "{:.0f} % of alpha), {} confirmation round(s), max {} rounds",
+        "{:.0f} % of alpha), futility looks {}, {} confirmation round(s) of a switch, max {} "
+        "rounds",
         block_calls_, discard_first_call_ ? " (first discarded)" : "", first_look_rounds_,
-        look_growth_, max_looks_, first_look_share_ * 100.0, confirmation_rounds_, max_rounds());
+        look_growth_, max_looks_, first_look_share_ * 100.0,
+        futility_every_ > 0
+            ? fmt::format("every {} rounds from round {}", futility_every_, futility_first_round_)
+            : std::string("off"),
+        confirmation_rounds_, max_rounds());
   }
 
  private:
@@ -172,6 +191,8 @@ class RaceConfig {
   std::optional<int> max_rounds_{};
   std::int64_t max_calls_ = 100'000;
   double first_look_share_ = 0.4;
+  int futility_first_round_ = 10;  // with futility alpha 0.10: README, "Ties"
+  int futility_every_ = 2;
   int confirmation_rounds_ = 1;
   std::uint64_t seed_ = 0x5eed;
 };
