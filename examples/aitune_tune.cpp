@@ -41,6 +41,11 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
                        (default: all of them)
   --aoti PACKAGE.pt2   also try an AOTInductor package compiled in Python from the same model
                        (LibTorch >= 2.6)
+  --precision LIST     only candidates computing in these precisions: fp32, bf16, fp16
+                       (comma-separated; fp16 needs CUDA)
+  --tolerance [P:]R[,A]  the correctness check's tolerance: relative R and, relative to each
+                       output's largest value, absolute A (default A = R); for precision P
+                       only, or all; repeatable (defaults: fp32 1e-4, bf16 6.25e-2, fp16 7.8e-3)
   --samples N          random samples to tune and check on (default 1)
   --time-budget S      stop measuring after S seconds and decide on what was measured
                        (default 60)
@@ -94,6 +99,8 @@ struct Options {
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
   std::vector<std::filesystem::path> aoti_packages;
+  std::vector<std::string> precisions;  ///< empty: every precision of the candidates
+  std::vector<aitune::lt::ToleranceOverride> tolerances;
   int samples = 1;
   bool stable = false;
   bool sequential = false;
@@ -132,6 +139,23 @@ Options parse_arguments(int argc, char** argv) {
         options.backends.emplace_back(name);  // checked once the model's kind is known
       }
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
+    } else if (arg == "--precision") {
+      std::string_view rest = value();
+      try {
+        do {
+          const auto comma = rest.find(',');
+          options.precisions.push_back(aitune::lt::parse_precision(rest.substr(0, comma)));
+          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        } while (!rest.empty());
+      } catch (const aitune::ConfigError& error) {
+        throw UsageError{fmt::format("--precision: {}", error.what())};
+      }
+    } else if (arg == "--tolerance") {
+      try {
+        options.tolerances.push_back(aitune::lt::parse_tolerance(value()));
+      } catch (const aitune::ConfigError& error) {
+        throw UsageError{fmt::format("--tolerance: {}", error.what())};
+      }
     } else if (arg == "--aoti") {
       options.aoti_packages.emplace_back(value());
     } else if (arg == "--samples") {
@@ -223,6 +247,14 @@ int run(const Options& options) {
                             "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
                             options.model.string()));
   }
+  if (!options.precisions.empty()) {
+    try {
+      candidates = lt::keep_precisions(std::move(candidates), options.precisions, device);
+    } catch (const ConfigError& error) {
+      throw UsageError{fmt::format("--precision: {}", error.what())};
+    }
+  }
+  lt::apply_tolerances(candidates, options.tolerances);
   std::vector<lt::Sample> samples;
   for (int i = 0; i < options.samples; ++i) {
     samples.push_back(lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));

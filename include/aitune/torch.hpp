@@ -17,6 +17,7 @@
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/perturbed.hpp"
+#include "aitune/torch/precision.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tolerance.hpp"
 #include "aitune/torch/tune.hpp"

@@ -99,6 +99,53 @@ TEST_CASE("The report shows every candidate with status, reason, statistics and 
   CHECK(json["candidates"][1]["speedup"].is_null());
 }
 
+TEST_CASE("Confidence levels print with the digits they need to be true", "[format]") {
+  CHECK(format_level(0.95) == "95.0 %");
+  CHECK(format_level(0.992) == "99.2 %");
+  CHECK(format_level(0.9984) == "99.84 %");
+  CHECK(format_level(0.99925) == "99.925 %");              // not "99.9 %", and never "100.0 %"
+  CHECK(format_level(1.0 - 2.0 * 1.7e-6) == "99.9996 %");  // beyond 4 decimals: rounded down
+  CHECK(format_level(1.0 - 1e-9) == "99.9999 %");
+  CHECK(format_level(std::nan("")) == "-");
+}
+
+TEST_CASE("Every checked candidate shows its precision and how close it came to failing, and a "
+          "reduced-precision winner is named in the decision",
+          "[report][accuracy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {10.0}};
+  FakeBehaviour bf16{"Half", {4.0}};
+  bf16.precision = "bf16";
+  bf16.output_offset = 5e-10;  // half the allowance
+  FakeBehaviour same{"Same", {10.0}};
+  auto strategy = make_strategy(model, {FakeBackend(same), FakeBackend(bf16)});
+  const auto result = strategy.tune(model, std::vector<double>{1.0, 2.0});
+  const CandidateReport& half = *result.report.find("Half()");
+  CHECK(half.precision == "bf16");
+  CHECK(half.reduced_precision);
+  REQUIRE(half.accuracy.size() == 1);
+  CHECK(half.accuracy[0].output == "output");
+  CHECK(half.accuracy[0].worst_error_ratio == Approx(0.5).epsilon(0.01));
+  const CandidateReport& exact = *result.report.find("Same()");
+  CHECK(exact.precision == "fp64");
+  CHECK_FALSE(exact.reduced_precision);
+  CHECK(exact.accuracy.at(0).worst_error_ratio == 0.0);
+
+  CHECK(result.report.selected == "Half()");
+  CHECK_THAT(result.report.decision,
+             Catch::EndsWith("; it computes in bf16, which moved the outputs by at most 50 % of "
+                             "the tolerance (worst: output)"));
+  const std::string table = render_table(result.report);
+  CHECK_THAT(table, Catch::Contains("precision") && Catch::Contains("error/tol") &&
+                        Catch::Contains("bf16") && Catch::Contains("50 %"));
+  const nlohmann::json json = to_json(result.report)["candidates"][1];
+  CHECK(json["precision"] == "bf16");
+  CHECK(json["reduced_precision"] == true);
+  CHECK(json["accuracy"][0]["output"] == "output");
+  CHECK(json["accuracy"][0]["worst_error_ratio"].get<double>() == Approx(0.5).epsilon(0.01));
+  CHECK(to_json(result.report)["baseline"]["accuracy"].is_null());  // the reference itself
+}
+
 TEST_CASE("A report that selects the baseline says so in the table and the JSON", "[report]") {
   FakeModel model;
   model.baseline = FakeBehaviour{"TorchEager", {1.0}};

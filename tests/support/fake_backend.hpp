@@ -27,7 +27,8 @@ struct FakeBehaviour {
   std::vector<double> latencies_ms{1.0};  ///< cycled, one per call
   bool fail_build = false;
   std::optional<std::size_t> throw_on_call{};  ///< 1-based infer call that throws
-  double output_offset = 0.0;                  ///< non-zero: wrong outputs
+  double output_offset = 0.0;                  ///< above 1e-9: wrong outputs
+  std::string precision{};                     ///< non-empty: it computes in this lower precision
   /// A lifecycle call that throws: "describe", "key", "activate" or "deactivate" (empty: none).
   /// It throws an int, not a std::exception: user code may throw anything.
   std::string throw_in{};
@@ -60,14 +61,24 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     return FakeBackend(*model.baseline);
   }
 
-  /// Outputs must equal the reference within 1e-9.
-  static OutputCheck check_outputs(const FakeBackend&, const double* reference, double actual) {
-    if (!std::isfinite(actual)) return OutputCheck::failed("output is not finite");
-    if (reference != nullptr && std::abs(*reference - actual) > 1e-9) {
-      return OutputCheck::failed(
-          fmt::format("max abs error {:.3g}", std::abs(*reference - actual)));
+  /// Outputs must equal the reference within 1e-9; the check reports the error as a share of
+  /// that, and the candidate's precision.
+  static OutputCheck check_outputs(const FakeBackend& candidate, const double* reference,
+                                   double actual) {
+    OutputCheck verdict;
+    if (!std::isfinite(actual)) verdict = OutputCheck::failed("output is not finite");
+    if (reference != nullptr && std::isfinite(actual)) {
+      const double error = std::abs(*reference - actual);
+      verdict.accuracy.push_back(OutputAccuracy{"output", error / 1e-9});
+      if (error > 1e-9) {
+        verdict.passed = false;
+        verdict.reason = fmt::format("max abs error {:.3g}", error);
+      }
     }
-    return OutputCheck::ok();
+    const std::string& precision = candidate.behaviour_.precision;
+    verdict.precision = precision.empty() ? "fp64" : precision;
+    verdict.reduced_precision = !precision.empty();
+    return verdict;
   }
 
   [[nodiscard]] std::string describe() const {

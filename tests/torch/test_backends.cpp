@@ -137,6 +137,24 @@ TEST_CASE("AnyBackend copies unbuilt backends and exposes the wrapped one", "[ba
   CHECK(AnyBackend(custom).output_policy().tolerance.rtol == 0.5);
 }
 
+TEST_CASE("A reduced-precision winner serves outputs in the model's dtype unless asked not to",
+          "[tuned][precision]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image(16);
+  // Validation off: the only candidate, bf16, is selected whatever its speed.
+  TunedModule tuned = tune(model, samples, {TorchScriptFrozen(c10::ScalarType::BFloat16)},
+                           quick_config().enable_performance_validation(false), "net");
+  REQUIRE(tuned.selected() == "TorchScriptFrozen(dtype=bf16)");
+  CHECK(tuned.output_dtype() == OutputDtype::as_baseline);
+  CHECK(tuned.forward(samples[0]).toTensor().scalar_type() == c10::ScalarType::Float);
+  tuned.set_output_dtype(OutputDtype::as_computed);
+  CHECK(tuned.forward(samples[0]).toTensor().scalar_type() == c10::ScalarType::BFloat16);
+  const CandidateReport& winner = *tuned.report().selected_candidate();
+  CHECK(winner.precision == "bf16");
+  REQUIRE_FALSE(winner.accuracy.empty());
+  CHECK(winner.accuracy[0].worst_error_ratio < 1.0);
+}
+
 TEST_CASE("The strategy tunes a C++-defined module and rejects a perturbed candidate",
           "[strategy]") {
   const Model model{make_conv_net(), torch::kCPU};

@@ -173,6 +173,82 @@ TEST_CASE("One walker: the NaN check names dict entries by key, the canary pertu
   CHECK_FALSE(copy.toTupleRef().elements()[0].toTensor().is_same(e[0].toTensor()));
 }
 
+TEST_CASE("The check reports each output's worst error as a share of the tolerance, and the "
+          "precision",
+          "[compare][accuracy]") {
+  const at::Tensor ones = torch::ones({4});
+  const c10::IValue expected = c10::ivalue::Tuple::create(
+      {c10::IValue(ones), c10::IValue(torch::arange(3)), c10::IValue(2.0)});
+  // 5e-5 off where 1e-4 * scale + 1e-4 * |expected| = 2e-4 is allowed: a quarter.
+  const c10::IValue actual = c10::ivalue::Tuple::create(
+      {c10::IValue(ones + 5e-5), c10::IValue(torch::arange(3)), c10::IValue(2.0)});
+  const OutputCheck check = compare_outputs(&expected, actual);
+  CHECK(check.passed);
+  REQUIRE(check.accuracy.size() == 3);
+  CHECK(check.accuracy[0].output == "output[0]");
+  CHECK(check.accuracy[0].worst_error_ratio == Approx(0.25).epsilon(0.01));
+  CHECK(check.accuracy[1].worst_error_ratio == 0.0);  // integers: exact
+  CHECK(check.accuracy[2].worst_error_ratio == 0.0);
+  CHECK(check.precision == "fp32");
+  CHECK_FALSE(check.reduced_precision);
+  // A failing output is reported too, above 1.
+  const OutputCheck failed = compare(ones, ones * 1.01);
+  CHECK_FALSE(failed.passed);
+  CHECK(failed.accuracy.at(0).worst_error_ratio > 1.0);
+  // A bf16 variant says so.
+  OutputPolicy bf16{Tolerance::for_dtype(c10::ScalarType::BFloat16), c10::ScalarType::BFloat16};
+  const c10::IValue e(ones);
+  const OutputCheck reduced = compare_outputs(&e, c10::IValue(ones.to(torch::kBFloat16)), bf16);
+  CHECK(reduced.passed);
+  CHECK(reduced.precision == "bf16");
+  CHECK(reduced.reduced_precision);
+}
+
+TEST_CASE("Precisions and tolerances are chosen by the user, and bad values are refused",
+          "[precision]") {
+  CHECK(parse_precision("bfloat16") == "bf16");
+  CHECK(parse_precision("fp32") == "fp32");
+  CHECK_THROWS_WITH(parse_precision("fp8"),
+                    "unknown precision 'fp8': expected one of fp32, bf16, fp16");
+
+  const std::vector<AnyBackend> defaults = default_candidates(c10::Device(c10::kCPU));
+  const std::vector<std::string> only_bf16{"bf16"};
+  const auto kept = keep_precisions(defaults, only_bf16, c10::Device(c10::kCPU));
+  REQUIRE(kept.size() == 1);
+  CHECK(precision_of(kept[0]) == "bf16");
+  const std::vector<std::string> fp32{"fp32"};
+  CHECK(keep_precisions(defaults, fp32, c10::Device(c10::kCPU)).size() == defaults.size() - 1);
+  const std::vector<std::string> fp16{"fp16"};
+  CHECK_THROWS_WITH(keep_precisions(defaults, fp16, c10::Device(c10::kCPU)),
+                    Catch::Contains("fp16 needs a CUDA device"));
+  CHECK_THROWS_WITH(keep_precisions({TorchScriptFrozen()}, only_bf16, c10::Device(c10::kCPU)),
+                    "no candidate computes in bf16");
+  CHECK_THROWS_AS(keep_precisions(defaults, {}, c10::Device(c10::kCPU)), ConfigError);
+
+  const ToleranceOverride all = parse_tolerance("1e-3");
+  CHECK(all.precision.empty());
+  CHECK(all.tolerance.rtol == 1e-3);
+  CHECK(all.tolerance.scale_atol == 1e-3);
+  const ToleranceOverride bf16 = parse_tolerance("bfloat16:0.05,0.01");
+  CHECK(bf16.precision == "bf16");
+  CHECK(bf16.tolerance.rtol == 0.05);
+  CHECK(bf16.tolerance.scale_atol == 0.01);
+  for (const char* bad : {"", "x", "-1", "bf16:", "fp8:0.1", "0.1,", "0.1,nan", "1e9", "0.1x"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_tolerance(bad), ConfigError);
+  }
+
+  // A precision's own override wins over one for all, whatever the order.
+  std::vector<AnyBackend> candidates = defaults;
+  const std::vector<ToleranceOverride> overrides{bf16, all};
+  apply_tolerances(candidates, overrides);
+  for (const AnyBackend& candidate : candidates) {
+    INFO(candidate.describe());
+    const double rtol = candidate.output_policy().tolerance.rtol;
+    CHECK(rtol == (precision_of(candidate) == "bf16" ? 0.05 : 1e-3));
+  }
+}
+
 TEST_CASE("Default tolerances follow the compute precision; bad values are rejected", "[compare]") {
   CHECK(Tolerance::for_dtype(torch::kFloat).rtol == 1e-4);
   CHECK(Tolerance::for_dtype(torch::kHalf).scale_atol == 7.8125e-3);

@@ -18,13 +18,27 @@
 #include <concepts>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace aitune {
+
+/// How close one output came to the reference: its worst element's error as a fraction of what
+/// the tolerance allowed there (0: exact; 1: at the limit; above 1: failed).
+struct OutputAccuracy {
+  std::string output;  ///< where in the outputs, e.g. `output[0]`
+  double worst_error_ratio = 0.0;
+};
 
 /// The verdict of comparing one output with the reference output.
 struct OutputCheck {
   bool passed = true;
   std::string reason{};
+  /// Per compared output, how close it came to failing (empty when the checker does not say).
+  std::vector<OutputAccuracy> accuracy{};
+  /// The precision the candidate computes in (`fp32`, `bf16`, ...); empty when unknown.
+  std::string precision{};
+  /// It computes in a lower precision than the reference.
+  bool reduced_precision = false;
 
   [[nodiscard]] static OutputCheck ok() { return {}; }
   [[nodiscard]] static OutputCheck failed(std::string why) { return {false, std::move(why)}; }

@@ -2,7 +2,8 @@
 #pragma once
 
 /// @file
-/// How numbers are written for people: latencies with 3 decimals and their unit.
+/// How numbers are written for people: latencies with 3 decimals and their unit, ratios,
+/// speedups and confidence levels.
 
 #include <fmt/format.h>
 
@@ -32,6 +33,22 @@ namespace aitune {
 /// level) is written `-`.
 [[nodiscard]] inline std::string format_ratio(double ratio, double low, double high) {
   return fmt::format("{} [{}, {}]", format_fixed(ratio), format_fixed(low), format_fixed(high));
+}
+
+/// A confidence level as a percentage with the digits it needs to be true: `95.0 %`,
+/// `99.84 %`, `99.925 %` - never `100.0 %` for a level below 1. Beyond 4 decimals it is rounded
+/// down, so it never claims more than it has.
+[[nodiscard]] inline std::string format_level(double confidence) {
+  if (!std::isfinite(confidence)) return "-";
+  const double percent = confidence * 100.0;
+  for (int decimals = 1; decimals <= 4; ++decimals) {
+    const double scale = std::pow(10.0, decimals);
+    const double rounded = std::round(percent * scale) / scale;
+    if (std::abs(rounded - percent) < 1e-9 && (rounded < 100.0 || confidence >= 1.0)) {
+      return fmt::format("{:.{}f} %", rounded, decimals);
+    }
+  }
+  return fmt::format("{:.4f} %", std::floor(percent * 1e4) / 1e4);
 }
 
 }  // namespace aitune

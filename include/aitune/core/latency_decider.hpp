@@ -108,7 +108,7 @@ class LatencyDecider {
   }
 
   static std::string describe_interval(const RatioReport& ratio) {
-    return fmt::format("{:.1f} % interval [{}, {}] over {} paired rounds", ratio.confidence * 100.0,
+    return fmt::format("{} interval [{}, {}] over {} paired rounds", format_level(ratio.confidence),
                        format_fixed(ratio.low), format_fixed(ratio.high), ratio.rounds);
   }
 

@@ -345,6 +345,9 @@ class MinLatencyStrategy {
       } else if (config_.correctness_check()) {
         step = PrepareStep::check;
         OutputCheck verdict = check_outputs(backend, run);
+        entry.precision = verdict.precision;
+        entry.reduced_precision = verdict.reduced_precision;
+        entry.accuracy = std::move(verdict.accuracy);
         if (!verdict.passed) return fail(entry, step, std::move(verdict.reason));
       }
     } catch (...) {
@@ -356,19 +359,35 @@ class MinLatencyStrategy {
     return true;
   }
 
+  /// Every sample through `candidate`, each output compared with the reference. The verdict's
+  /// accuracy is, per output, the worst over the samples.
   OutputCheck check_outputs(B& candidate, const Run& run) {
+    OutputCheck merged;
     for (std::size_t i = 0; i < run.samples.size(); ++i) {
       const output_type actual = candidate.infer(run.samples[i]);
       const output_type* reference =
           run.reference_outputs.empty() ? nullptr : &run.reference_outputs[i];
       OutputCheck verdict = output_checker<B>::check(candidate, reference, actual);
+      merged.precision = verdict.precision;
+      merged.reduced_precision = verdict.reduced_precision;
+      for (OutputAccuracy& output : verdict.accuracy) {
+        const auto same = std::find_if(
+            merged.accuracy.begin(), merged.accuracy.end(),
+            [&](const OutputAccuracy& known) { return known.output == output.output; });
+        if (same == merged.accuracy.end()) {
+          merged.accuracy.push_back(std::move(output));
+        } else {
+          same->worst_error_ratio = std::max(same->worst_error_ratio, output.worst_error_ratio);
+        }
+      }
       if (!verdict.passed) {
-        if (run.samples.size() > 1)
-          verdict.reason = fmt::format("sample {}: {}", i, verdict.reason);
-        return verdict;
+        merged.passed = false;
+        merged.reason = run.samples.size() > 1 ? fmt::format("sample {}: {}", i, verdict.reason)
+                                               : std::move(verdict.reason);
+        return merged;
       }
     }
-    return OutputCheck::ok();
+    return merged;
   }
 
   /// The schedule decides when to measure: the sequential one right after each prepare.
@@ -559,7 +578,8 @@ class MinLatencyStrategy {
               ? decision.why_selected(run.best->result, *baseline_result_, winner.backend)
               : "the best candidate (performance validation is off or the baseline could not "
                 "be measured)";
-      if (try_activate(run.best->backend, winner)) return hand_back_best(run, why);
+      if (try_activate(run.best->backend, winner))
+        return hand_back_best(run, why + precision_note(winner));
       run.best.reset();
       if (baseline_usable && try_activate(*run.baseline, *run.report.baseline)) {
         return hand_back_baseline(run, "the selected candidate could not be activated");
@@ -613,6 +633,19 @@ class MinLatencyStrategy {
     log_.warn(1, fmt::format("baseline {} failed ({}); the performance check is skipped and "
                              "tuning goes on with the candidates",
                              entry.backend, entry.reason));
+  }
+
+  /// When the winner computes in a lower precision than the baseline, the decision says so, and
+  /// how far that moved the outputs.
+  static std::string precision_note(const CandidateReport& winner) {
+    if (!winner.reduced_precision) return "";
+    const OutputAccuracy* worst = worst_accuracy(winner);
+    return fmt::format(
+        "; it computes in {}{}", winner.precision,
+        worst
+            ? fmt::format(", which moved the outputs by at most {} % of the tolerance (worst: {})",
+                          format_fixed(worst->worst_error_ratio * 100.0, 0), worst->output)
+            : std::string());
   }
 
   [[nodiscard]] LatencyDecider decider(const Run& run) const {

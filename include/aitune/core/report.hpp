@@ -6,6 +6,7 @@
 /// speedup, plus the baseline and the selection. Rendered as a table for people
 /// (render_table) and as JSON for programs (to_json).
 
+#include "aitune/core/customization.hpp"
 #include "aitune/core/decision_config.hpp"
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_stats.hpp"
@@ -71,6 +72,12 @@ struct CandidateReport {
   std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
   std::size_t calls = 0;                     ///< calls made to measure it
   std::string note{};                        ///< e.g. why it left the race early
+  /// The precision it computes in, as its correctness check said (empty when not checked).
+  std::string precision{};
+  bool reduced_precision = false;  ///< lower than the baseline's
+  /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
+  /// when it was not checked against the baseline).
+  std::vector<OutputAccuracy> accuracy{};
   bool selected = false;
   double tuning_time_ms = 0.0;  ///< time spent building, checking and measuring it
 };
@@ -136,6 +143,19 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
   }
   json["calls"] = candidate.calls;
   json["note"] = candidate.note;
+  json["precision"] =
+      candidate.precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(candidate.precision);
+  json["reduced_precision"] = candidate.reduced_precision;
+  json["accuracy"] = nullptr;
+  if (!candidate.accuracy.empty()) {
+    json["accuracy"] = nlohmann::json::array();
+    for (const OutputAccuracy& output : candidate.accuracy) {
+      const double ratio = output.worst_error_ratio;  // infinite: an exact output was not
+      json["accuracy"].push_back(
+          {{"output", output.output},
+           {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}});
+    }
+  }
   return json;
 }
 
@@ -168,9 +188,20 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
   return json;
 }
 
+/// The output of `row` that came closest to failing its correctness check, or null when it was
+/// not checked against the baseline.
+[[nodiscard]] inline const OutputAccuracy* worst_accuracy(const CandidateReport& row) {
+  const auto worst = std::max_element(row.accuracy.begin(), row.accuracy.end(),
+                                      [](const OutputAccuracy& a, const OutputAccuracy& b) {
+                                        return a.worst_error_ratio < b.worst_error_ratio;
+                                      });
+  return worst == row.accuracy.end() ? nullptr : &*worst;
+}
+
 /// The report as a table for people: one row per backend (median, p90, coefficient of
-/// variation, the paired ratio to the baseline with its interval, speedup, calls), then the
-/// reasons and notes, the measurement, and the decision.
+/// variation, the paired ratio to the baseline with its interval, speedup, calls, the precision
+/// it computes in and its worst output error as a share of the tolerance), then the reasons and
+/// notes, the measurement, and the decision.
 [[nodiscard]] inline std::string render_table(const TuneReport& report) {
   std::size_t name_width = 7;  // "backend"
   const auto widen = [&](const CandidateReport& row) {
@@ -184,12 +215,13 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
   const bool with_ratios = report.measurement.confidence > 0.0;
   std::string out =
       fmt::format("{} - module '{}' (batch size 1)\n", report.strategy, report.module);
-  constexpr std::string_view row_format = "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}\n";
+  constexpr std::string_view row_format =
+      "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}{:>11}{:>11}\n";
   out += fmt::format(row_format, "backend", name_width, "role", "status", "median", "p90", "cv",
                      with_ratios
-                         ? fmt::format("ratio [{:.1f} % CI]", report.measurement.confidence * 100.0)
+                         ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
                          : std::string("ratio"),
-                     "speedup", "calls");
+                     "speedup", "calls", "precision", "error/tol");
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto cell = [&](double LatencyStats::*field) {
       return row.latency ? format_ms((*row.latency).*field) : std::string("-");
@@ -200,14 +232,17 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
     } else if (row.speedup) {
       ratio = format_fixed(1.0 / *row.speedup);
     }
-    out += fmt::format(row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend),
-                       name_width, role, to_string(row.status), cell(&LatencyStats::median),
-                       cell(&LatencyStats::p90),
-                       row.latency && std::isfinite(row.latency->cv)
-                           ? format_fixed(row.latency->cv * 100.0, 1) + " %"
-                           : std::string("-"),
-                       ratio, row.speedup ? format_speedup(*row.speedup) : std::string("-"),
-                       row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"));
+    out += fmt::format(
+        row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend), name_width, role,
+        to_string(row.status), cell(&LatencyStats::median), cell(&LatencyStats::p90),
+        row.latency && std::isfinite(row.latency->cv)
+            ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+            : std::string("-"),
+        ratio, row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
+        row.precision.empty() ? std::string("-") : row.precision,
+        worst_accuracy(row) ? format_fixed(worst_accuracy(row)->worst_error_ratio * 100.0, 0) + " %"
+                            : std::string("-"));
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {

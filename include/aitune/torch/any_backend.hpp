@@ -18,6 +18,7 @@
 
 #include <concepts>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -46,9 +47,12 @@ class AnyBackend {
 
   /// Copies an unbuilt backend (the strategy copies its candidates before each tune). Throws
   /// when the wrapped type cannot be copied.
-  AnyBackend(const AnyBackend& other) : impl_(other.impl_->clone()) {}
+  AnyBackend(const AnyBackend& other) : impl_(other.impl_->clone()), tolerance_(other.tolerance_) {}
   AnyBackend& operator=(const AnyBackend& other) {
-    if (this != &other) impl_ = other.impl_->clone();
+    if (this != &other) {
+      impl_ = other.impl_->clone();
+      tolerance_ = other.tolerance_;
+    }
     return *this;
   }
   AnyBackend(AnyBackend&&) noexcept = default;
@@ -76,7 +80,17 @@ class AnyBackend {
   [[nodiscard]] bool is_active() const { return state() == BackendState::active; }
   [[nodiscard]] std::string describe() const { return impl_->describe(); }
   [[nodiscard]] std::string key() const { return impl_->key(); }
-  [[nodiscard]] OutputPolicy output_policy() const { return impl_->output_policy(); }
+  /// The wrapped backend's policy, with the tolerance set by set_tolerance() if any.
+  [[nodiscard]] OutputPolicy output_policy() const {
+    OutputPolicy policy = impl_->output_policy();
+    if (tolerance_) policy.tolerance = *tolerance_;
+    return policy;
+  }
+  /// Overrides the tolerance of the correctness check for this candidate, whatever it wraps.
+  AnyBackend& set_tolerance(Tolerance tolerance) {
+    tolerance_ = tolerance.checked();
+    return *this;
+  }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
 
   /// The wrapped backend, if it is a `B` (else null).
@@ -140,6 +154,7 @@ class AnyBackend {
   };
 
   std::unique_ptr<Interface> impl_;
+  std::optional<Tolerance> tolerance_;
 };
 
 static_assert(Backend<AnyBackend>);

@@ -9,6 +9,7 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/tolerance.hpp"
 
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,9 @@ class OutputComparer {
  public:
   explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
 
+  /// What compare() found of each output it compared, passing or not.
+  [[nodiscard]] const std::vector<OutputAccuracy>& accuracy() const noexcept { return accuracy_; }
+
   /// Walks both values together (ivalue_walk.hpp) and compares each pair of leaves.
   OutputCheck compare(const std::string& path, const c10::IValue& expected,
                       const c10::IValue& actual) const {
@@ -76,6 +81,7 @@ class OutputComparer {
       const double allowed =
           policy_.tolerance.scale_atol * std::abs(e) + policy_.tolerance.rtol * std::abs(e);
       const bool same_non_finite = (std::isnan(e) && std::isnan(a)) || (std::isinf(e) && e == a);
+      record(path, same_non_finite ? 0.0 : error_ratio(std::abs(a - e), allowed));
       if (same_non_finite || (std::isfinite(e) && std::isfinite(a) && std::abs(a - e) <= allowed)) {
         return OutputCheck::ok();
       }
@@ -108,13 +114,17 @@ class OutputComparer {
       return OutputCheck::failed(fmt::format("{}: dtype {} differs from the baseline's {}", path,
                                              dtype_name(a_type), dtype_name(e_type)));
     }
-    if (expected.numel() == 0) return OutputCheck::ok();
+    if (expected.numel() == 0) {
+      record(path, 0.0);
+      return OutputCheck::ok();
+    }
 
     const at::Tensor e = expected.detach().to(c10::kCPU);
     const at::Tensor a = actual.detach().to(c10::kCPU);
     if (!at::isFloatingType(e_type) && !at::isComplexType(e_type)) {
       const at::Tensor differs = e.ne(a).reshape(-1);
       const auto count = differs.sum().item<std::int64_t>();
+      record(path, count == 0 ? 0.0 : std::numeric_limits<double>::infinity());
       if (count == 0) return OutputCheck::ok();
       const auto first = differs.nonzero()[0][0].item<std::int64_t>();
       return OutputCheck::failed(fmt::format(
@@ -156,6 +166,13 @@ class OutputComparer {
     const at::Tensor error = (a - e).abs().masked_fill(~finite, 0.0);
     const at::Tensor allowed = tol.scale_atol * scale + tol.rtol * e_abs;
     const at::Tensor excess = error - allowed;
+    // How close the output came to failing: the largest error / allowance (an allowance of 0
+    // admits only exact values).
+    const at::Tensor share = at::where(
+        allowed > 0.0, error / allowed.clamp_min(1e-300),
+        at::where(error > 0.0, at::full_like(error, std::numeric_limits<double>::infinity()),
+                  at::zeros_like(error)));
+    record(path, share.max().item<double>());
     const auto worst = excess.reshape(-1).argmax().item<std::int64_t>();
     if (excess.reshape(-1)[worst].item<double>() <= 0.0) return OutputCheck::ok();
     const auto over = (excess > 0).sum().item<std::int64_t>();
@@ -167,8 +184,34 @@ class OutputComparer {
         error.reshape(-1)[worst].item<double>(), allowed.reshape(-1)[worst].item<double>(), scale));
   }
 
+  static double error_ratio(double error, double allowed) {
+    if (allowed > 0.0) return error / allowed;
+    return error > 0.0 ? std::numeric_limits<double>::infinity() : 0.0;
+  }
+
+  void record(const std::string& path, double worst_error_ratio) const {
+    accuracy_.push_back(OutputAccuracy{path, worst_error_ratio});
+  }
+
   const OutputPolicy& policy_;
+  /// Per compared output, its worst error / allowance, filled as compare() walks.
+  mutable std::vector<OutputAccuracy> accuracy_;
 };
+
+/// The precision outputs are computed in: the policy's reduced precision, else the dtype of the
+/// first floating tensor of the reference; empty when there is none.
+inline std::string precision_of(const OutputPolicy& policy, const c10::IValue* reference) {
+  if (policy.reduced_precision) return short_dtype_name(*policy.reduced_precision);
+  if (reference == nullptr) return {};
+  std::string found;
+  (void)walk_leaves("output", *reference, [&](const std::string&, const c10::IValue& leaf) {
+    if (found.empty() && leaf.isTensor() && leaf.toTensor().is_floating_point()) {
+      found = short_dtype_name(leaf.toTensor().scalar_type());
+    }
+    return OutputCheck::ok();
+  });
+  return found;
+}
 
 /// Without a reference, only NaN and Inf can be caught.
 inline OutputCheck check_finite(const std::string& path, const c10::IValue& value) {
@@ -189,8 +232,17 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
 [[nodiscard]] inline OutputCheck compare_outputs(const c10::IValue* expected,
                                                  const c10::IValue& actual,
                                                  const OutputPolicy& policy = {}) {
-  if (expected == nullptr) return detail::check_finite("output", actual);
-  return detail::OutputComparer(policy).compare("output", *expected, actual);
+  OutputCheck verdict;
+  if (expected == nullptr) {
+    verdict = detail::check_finite("output", actual);
+  } else {
+    const detail::OutputComparer comparer(policy);
+    verdict = comparer.compare("output", *expected, actual);
+    verdict.accuracy = comparer.accuracy();
+  }
+  verdict.precision = detail::precision_of(policy, expected);
+  verdict.reduced_precision = policy.reduced_precision.has_value();
+  return verdict;
 }
 
 }  // namespace aitune::lt

@@ -15,6 +15,7 @@
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
 
 #include <fmt/format.h>
@@ -107,26 +108,44 @@ struct InputSignature {
   }
 };
 
+/// The dtype a reduced-precision backend's floating outputs come back in.
+enum class OutputDtype {
+  as_baseline,  ///< cast back to the model's own (the default: tuning never changes a dtype)
+  as_computed,  ///< as the backend computed them (bf16, fp16): saves the cast
+};
+
 class TunedModule {
  public:
   /// Takes the strategy's result and the samples it was tuned on.
   TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples)
       : backend_(std::make_unique<AnyBackend>(std::move(result.backend))),
         report_(std::move(result.report)), signature_(InputSignature::of(samples)),
-        name_(fmt::format("tuned module '{}' ({})", report_.module, backend_->describe())) {
+        name_(fmt::format("tuned module '{}' ({})", report_.module, backend_->describe())),
+        reduced_precision_(backend_->output_policy().reduced_precision),
+        model_dtype_(floating_dtype_of(samples)) {
     if (!backend_->thread_safe()) serialise_ = std::make_unique<std::mutex>();
     if (backend_->state() != BackendState::active) backend_->activate();
   }
 
-  /// Runs the selected backend. Safe to call from several threads at once.
+  /// Runs the selected backend. Safe to call from several threads at once. A reduced-precision
+  /// backend's floating outputs come back in the model's dtype unless set_output_dtype says
+  /// otherwise.
   c10::IValue forward(const Sample& inputs) const {
     signature_.check(inputs, name_);
     if (serialise_) {
       std::lock_guard lock(*serialise_);
-      return backend_->infer(inputs);
+      return restore_dtype(backend_->infer(inputs));
     }
-    return backend_->infer(inputs);
+    return restore_dtype(backend_->infer(inputs));
   }
+
+  /// Whether a reduced-precision winner's outputs are cast back (the default) or not. Set it
+  /// before serving: forward() reads it unsynchronised.
+  TunedModule& set_output_dtype(OutputDtype dtype) noexcept {
+    output_dtype_ = dtype;
+    return *this;
+  }
+  [[nodiscard]] OutputDtype output_dtype() const noexcept { return output_dtype_; }
 
   [[nodiscard]] const TuneReport& report() const noexcept { return report_; }
   [[nodiscard]] const std::string& selected() const noexcept { return report_.selected; }
@@ -136,11 +155,33 @@ class TunedModule {
   [[nodiscard]] AnyBackend& backend() const noexcept { return *backend_; }
 
  private:
+  /// The model's own floating dtype, as its samples show it (float32 when they have none).
+  static c10::ScalarType floating_dtype_of(std::span<const Sample> samples) {
+    for (const Sample& sample : samples) {
+      for (const c10::IValue& value : sample) {
+        if (value.isTensor() && value.toTensor().is_floating_point()) {
+          return value.toTensor().scalar_type();
+        }
+      }
+    }
+    return c10::ScalarType::Float;
+  }
+
+  c10::IValue restore_dtype(c10::IValue outputs) const {
+    if (!reduced_precision_ || output_dtype_ == OutputDtype::as_computed) return outputs;
+    return map_tensors(outputs, [this](const at::Tensor& tensor) {
+      return tensor.scalar_type() == *reduced_precision_ ? tensor.to(model_dtype_) : tensor;
+    });
+  }
+
   std::unique_ptr<AnyBackend> backend_;  // stable address; infer is safe to call concurrently
   TuneReport report_;
   InputSignature signature_;
   std::string name_;
   std::unique_ptr<std::mutex> serialise_;  // set for backends that are not thread-safe
+  std::optional<c10::ScalarType> reduced_precision_;
+  c10::ScalarType model_dtype_;
+  OutputDtype output_dtype_ = OutputDtype::as_baseline;
 };
 
 }  // namespace aitune::lt

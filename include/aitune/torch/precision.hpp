@@ -1,0 +1,128 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Precision under the user's control: which precisions the candidates may compute in, and the
+/// tolerances of the correctness check per precision. The command's `--precision` and
+/// `--tolerance` options parse into these.
+
+#include "aitune/core/error.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/dtypes.hpp"
+#include "aitune/torch/tolerance.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aitune::lt {
+
+/// The precisions a candidate may compute in, by their short names.
+inline constexpr std::string_view known_precisions[] = {"fp32", "bf16", "fp16"};
+
+/// `fp32`, `bf16` or `fp16` (also `float32`, `bfloat16`, `float16`). Throws ConfigError naming
+/// the allowed values otherwise.
+[[nodiscard]] inline std::string parse_precision(std::string_view text) {
+  if (text == "fp32" || text == "float32") return "fp32";
+  if (text == "bf16" || text == "bfloat16") return "bf16";
+  if (text == "fp16" || text == "float16") return "fp16";
+  throw ConfigError(fmt::format("unknown precision '{}': expected one of {}", text,
+                                fmt::join(known_precisions, ", ")));
+}
+
+/// The precision `candidate` computes in: its reduced precision, else fp32.
+[[nodiscard]] inline std::string precision_of(const AnyBackend& candidate) {
+  const OutputPolicy policy = candidate.output_policy();
+  return policy.reduced_precision ? short_dtype_name(*policy.reduced_precision) : "fp32";
+}
+
+/// The candidates that compute in one of `precisions` (names as parse_precision takes them),
+/// in their order. Throws ConfigError for an unknown name, for fp16 on a CPU device (LibTorch's
+/// CPU float16 kernels are missing or slow, so no CPU candidate uses it), and when no candidate
+/// is left.
+[[nodiscard]] inline std::vector<AnyBackend>
+keep_precisions(std::vector<AnyBackend> candidates, std::span<const std::string> precisions,
+                c10::Device device) {
+  if (precisions.empty()) throw ConfigError("the list of precisions to keep is empty");
+  std::vector<std::string> wanted;
+  for (const std::string& name : precisions) {
+    wanted.push_back(parse_precision(name));
+    if (wanted.back() == "fp16" && !device.is_cuda()) {
+      throw ConfigError(
+          fmt::format("precision fp16 needs a CUDA device, the model is on {}", device.str()));
+    }
+  }
+  std::vector<AnyBackend> kept;
+  for (AnyBackend& candidate : candidates) {
+    if (std::find(wanted.begin(), wanted.end(), precision_of(candidate)) != wanted.end()) {
+      kept.push_back(std::move(candidate));
+    }
+  }
+  if (kept.empty()) {
+    throw ConfigError(fmt::format("no candidate computes in {}", fmt::join(wanted, " or ")));
+  }
+  return kept;
+}
+
+/// A tolerance for the candidates of one precision, or for all when `precision` is empty.
+struct ToleranceOverride {
+  std::string precision{};
+  Tolerance tolerance{};
+};
+
+namespace detail {
+inline double parse_tolerance_value(std::string_view text, std::string_view whole) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !(value >= 0.0) || value > 1e6) {
+    throw ConfigError(fmt::format("bad tolerance '{}': expected [PRECISION:]RTOL[,SCALE_ATOL] "
+                                  "with non-negative numbers, e.g. 'bf16:0.05' or '1e-3,1e-4'",
+                                  whole));
+  }
+  return value;
+}
+}  // namespace detail
+
+/// Parses `[PRECISION:]RTOL[,SCALE_ATOL]`: `1e-3` (both terms, every precision), `bf16:0.05`,
+/// `fp32:1e-3,1e-5`. SCALE_ATOL is relative to the largest |value| of each output tensor
+/// (tolerance.hpp); it defaults to RTOL.
+[[nodiscard]] inline ToleranceOverride parse_tolerance(std::string_view text) {
+  ToleranceOverride result;
+  std::string_view rest = text;
+  if (const auto colon = rest.find(':'); colon != std::string_view::npos) {
+    result.precision = parse_precision(rest.substr(0, colon));
+    rest = rest.substr(colon + 1);
+  }
+  const auto comma = rest.find(',');
+  result.tolerance.rtol = detail::parse_tolerance_value(rest.substr(0, comma), text);
+  result.tolerance.scale_atol = comma == std::string_view::npos
+                                    ? result.tolerance.rtol
+                                    : detail::parse_tolerance_value(rest.substr(comma + 1), text);
+  return result;
+}
+
+/// Sets each candidate's tolerance from `overrides`: one for its precision wins over one for
+/// all; among equals, the later wins. Candidates no override names keep their defaults.
+inline void apply_tolerances(std::vector<AnyBackend>& candidates,
+                             std::span<const ToleranceOverride> overrides) {
+  for (AnyBackend& candidate : candidates) {
+    const std::string precision = precision_of(candidate);
+    const ToleranceOverride* chosen = nullptr;
+    for (const ToleranceOverride& entry : overrides) {
+      if (entry.precision == precision) {
+        chosen = &entry;
+      } else if (entry.precision.empty() && (chosen == nullptr || chosen->precision.empty())) {
+        chosen = &entry;
+      }
+    }
+    if (chosen) candidate.set_tolerance(chosen->tolerance);
+  }
+}
+
+}  // namespace aitune::lt
