@@ -9,6 +9,7 @@
 //
 // usage: aitune-bench-models [--models-dir DIR] [--json FILE] [--device cpu|cuda] [model ...]
 #include "bench_common.hpp"
+#include "bench_models.hpp"
 #include <aitune/torch.hpp>
 
 #include <ATen/Parallel.h>
@@ -20,20 +21,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-namespace {
-
-std::vector<aitune::lt::InputSpec> read_shapes(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw aitune::Error(fmt::format("cannot read '{}'", file.string()));
-  std::vector<aitune::lt::InputSpec> specs;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) specs.push_back(aitune::lt::parse_input_spec(line));
-  }
-  return specs;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace aitune;
@@ -77,7 +64,7 @@ int main(int argc, char** argv) {
           candidates.push_back(std::move(compiled));
       }
       const std::vector<lt::Sample> samples{
-          lt::make_random_sample(read_shapes(models_dir / (name + ".shape")), device, 0)};
+          lt::make_random_sample(bench::read_shapes(models_dir / (name + ".shape")), device, 0)};
       const auto start = std::chrono::steady_clock::now();
       const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates),
                                              StrategyConfig{}.set_sink(null_sink()), name);
@@ -87,18 +74,23 @@ int main(int argc, char** argv) {
 
       table +=
           fmt::format("\n{} (selected {}, tuning {:.1f} s)\n", name, report.selected, tuning_s);
-      table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n", "backend", "status",
-                           "median", "p90", "ratio [CI]", "speedup", "calls");
+      table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}{:>11}{:>11}\n", "backend",
+                           "status", "median", "p90", "ratio [CI]", "speedup", "calls", "precision",
+                           "error/tol");
       const auto row = [&](const CandidateReport& c) {
         const std::string ratio =
             c.vs_baseline
                 ? format_ratio(c.vs_baseline->ratio, c.vs_baseline->low, c.vs_baseline->high)
                 : std::string("-");
-        table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}\n",
+        const OutputAccuracy* worst = worst_accuracy(c);
+        table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}{:>11}{:>11}\n",
                              (c.selected ? "* " : "") + c.backend, to_string(c.status),
                              c.latency ? format_ms(c.latency->median) : "-",
                              c.latency ? format_ms(c.latency->p90) : "-", ratio,
-                             c.speedup ? format_speedup(*c.speedup) : "-", c.calls);
+                             c.speedup ? format_speedup(*c.speedup) : "-", c.calls,
+                             c.precision.empty() ? "-" : c.precision,
+                             worst ? format_fixed(worst->worst_error_ratio * 100.0, 1) + " %"
+                                   : std::string("-"));
       };
       if (report.baseline) row(*report.baseline);
       for (const auto& candidate : report.candidates)

@@ -2,6 +2,8 @@
 # Runs a benchmark program on demand; each prints a table and writes JSON to build/ci/bench/.
 #   tools/bench.sh selection  selection quality: thousands of simulated tunings (ours vs aitune),
 #                             then decision stability on a real model (MobileNetV3-Small)
+#   tools/bench.sh ties       ties on real models: three candidates identical to the baseline,
+#                             ours vs aitune's schedule and rule (SqueezeNet 1.1, ResNet-18)
 #   tools/bench.sh models     tune the five CPU models: TorchScript variants, the native runtime and
 #                             AOTInductor variants side by side (made first: about 30 min on 2 cores)
 #   tools/bench.sh overhead   TunedModule::forward vs calling the selected backend directly
@@ -11,10 +13,11 @@ cd "$(dirname "$0")/.."
 which="${1:-}"
 case "$which" in
   selection) targets=(aitune-bench-selection aitune-bench-selection-real) ;;
+  ties) targets=(aitune-bench-ties) ;;
   models) targets=(aitune-bench-models) ;;
   overhead) targets=(aitune-bench-overhead) ;;
   trace) targets=(aitune-bench-latency-trace) ;;
-  *) echo "usage: tools/bench.sh selection|models|overhead|trace" >&2; exit 2 ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace" >&2; exit 2 ;;
 esac
 tools/install-deps.sh
 tools/setup-venv.sh
@@ -29,6 +32,9 @@ case "$which" in
     make_models mobilenet_v3_small
     "$out/aitune-bench-selection-real" models/mobilenet_v3_small.pt 1x3x224x224 --runs 10 \
       --budget-s 20 --json "$out/selection_real.json" ;;
+  ties)
+    make_models squeezenet1_1 resnet18
+    "$out/aitune-bench-ties" --models-dir models --runs 10 --json "$out/ties.json" ;;
   models)
     five=(resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder)
     make_models "${five[@]}"
