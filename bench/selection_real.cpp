@@ -5,6 +5,7 @@
 // with aitune's, and count how often the decision changed from one run to the next.
 //
 // usage: aitune-bench-selection-real MODEL.pt SHAPE [--runs N] [--budget-s S] [--json FILE]
+//        [--verbose]
 #include "bench_common.hpp"
 #include <aitune/torch.hpp>
 
@@ -56,11 +57,19 @@ int main(int argc, char** argv) {
   int runs = 10;
   double budget_s = 20.0;
   std::string json_path = "selection_real.json";
-  for (int i = 3; i + 1 < argc; i += 2) {
+  bool verbose = false;
+  for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--runs") runs = std::stoi(argv[i + 1]);
-    if (arg == "--budget-s") budget_s = std::stod(argv[i + 1]);
-    if (arg == "--json") json_path = argv[i + 1];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--verbose") {
+      verbose = true;  // every tuning's report table on standard error
+    } else if (arg == "--runs" && has_value) {
+      runs = std::stoi(argv[++i]);
+    } else if (arg == "--budget-s" && has_value) {
+      budget_s = std::stod(argv[++i]);
+    } else if (arg == "--json" && has_value) {
+      json_path = argv[++i];
+    }
   }
   try {
     const lt::Model model = lt::load_model(argv[1]);
@@ -107,6 +116,7 @@ int main(int argc, char** argv) {
           series.calls.push_back(static_cast<double>(calls));
           fmt::print(stderr, "{} / {} / run {}: {}\n", set_name, rule, run + 1,
                      series.decisions.back());
+          if (verbose) fmt::print(stderr, "{}\n", render_table(result.report));
         }
         const std::set<std::string> distinct(series.decisions.begin(), series.decisions.end());
         const auto calls = LatencyStats::from_samples(series.calls);
