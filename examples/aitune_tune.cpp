@@ -128,6 +128,15 @@ Options parse_arguments(int argc, char** argv) {
       } catch (const aitune::ConfigError& error) {
         throw UsageError{error.what()};
       }
+      // The strategy measures latency at batch size 1; a batch of 8 would be tuned at 8 while
+      // the report said 1.
+      const auto& shape = options.inputs.back().shape;
+      if (!shape.empty() && shape.front() != 1) {
+        throw UsageError{fmt::format(
+            "--input {}: the first dimension is the batch, and tuning is at batch size 1 "
+            "(give 1x...)",
+            options.inputs.back().describe())};
+      }
     } else if (arg == "--device") {
       options.device = value();
     } else if (arg == "--backends") {
@@ -136,6 +145,10 @@ Options parse_arguments(int argc, char** argv) {
         const auto comma = rest.find(',');
         const std::string_view name = rest.substr(0, comma);
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (std::find(options.backends.begin(), options.backends.end(), name) !=
+            options.backends.end()) {
+          throw UsageError{fmt::format("--backends names '{}' twice", name)};
+        }
         options.backends.emplace_back(name);  // checked once the model's kind is known
       }
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
@@ -237,6 +250,8 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
 
 int run(const Options& options) {
   using namespace aitune;
+  // An output that cannot be written fails now, not after the whole tuning.
+  if (options.json) check_writable(*options.json);
   const c10::Device device = lt::parse_device(options.device);
   const lt::Model model = lt::load_model(options.model, device);
   std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);

@@ -281,6 +281,23 @@ TEST_CASE("Futility settings are validated and described", "[config][futility]")
   CHECK_THAT(DecisionConfig{}.describe(), Catch::Contains("0.1 to give up"));
 }
 
+TEST_CASE("Speedup and paired ratio agree in every row", "[race][report]") {
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+    SimulatedMachine machine(seed);
+    machine.baseline = noisy(10.0);
+    auto strategy = make_sim_strategy(machine, {SimulatedBackend("A", noisy(9.0)),
+                                                SimulatedBackend("B", noisy(9.6)),
+                                                SimulatedBackend("C", noisy(20.0))});
+    const auto result = strategy.tune(machine, one);
+    for (const CandidateReport& candidate : result.report.candidates) {
+      INFO(candidate.backend);
+      REQUIRE(candidate.vs_baseline);
+      REQUIRE(candidate.speedup);
+      CHECK(*candidate.speedup == Approx(1.0 / candidate.vs_baseline->ratio));
+    }
+  }
+}
+
 TEST_CASE("The aitune rule stays available: mean and strict <, no confidence", "[race]") {
   // No noise, the candidate 0.5 % faster: aitune switches, the confident rule does not (gain
   // below 2 %).

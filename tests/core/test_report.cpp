@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace aitune;
@@ -33,6 +35,9 @@ TEST_CASE("Latencies print with 3 decimals and their unit", "[format]") {
   CHECK(format_ms(5.12345) == "5.123 ms");
   CHECK(format_ms(0.5) == "0.500 ms");
   CHECK(format_ms(12) == "12.000 ms");
+  CHECK(format_ms(0.0004) == "0.400 us");  // not "0.000 ms"
+  CHECK(format_ms(0.05) == "50.000 us");
+  CHECK(format_ms(0.0) == "0.000 ms");
   CHECK(format_speedup(2.4149) == "2.41x");
 }
 
@@ -234,16 +239,61 @@ TEST_CASE("A backend type without a baseline still tunes, with a warning", "[cus
   }
 }
 
-TEST_CASE("JSON files are written whole or not at all", "[report]") {
+TEST_CASE("JSON files are written whole or not at all, by many writers at once, and a failure "
+          "names its cause",
+          "[report][json]") {
   const auto dir = std::filesystem::temp_directory_path() / "aitune_json_file_test";
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto path = dir / "report.json";
   write_json_file(path, nlohmann::json{{"selected", "Fast()"}});
-  std::ifstream in(path);
-  CHECK(nlohmann::json::parse(in)["selected"] == "Fast()");
-  CHECK_FALSE(std::filesystem::exists(dir / "report.json.tmp"));
+  {
+    std::ifstream in(path);
+    CHECK(nlohmann::json::parse(in)["selected"] == "Fast()");
+  }
+
+  // Writers sharing one temporary name overwrote and renamed each other's files.
+  std::atomic<int> failed_writes{0};
+  std::atomic<int> bad_reads{0};
+  std::atomic<bool> writing{true};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 200; ++i) {
+        try {
+          write_json_file(path,
+                          nlohmann::json{{"writer", w}, {"i", i}, {"pad", std::string(500, 'x')}});
+        } catch (const Error&) {
+          ++failed_writes;
+        }
+      }
+    });
+  }
+  std::thread reader([&] {
+    while (writing) {
+      std::ifstream in(path);
+      if (!nlohmann::json::accept(in)) ++bad_reads;
+    }
+  });
+  for (auto& writer : writers)
+    writer.join();
+  writing = false;
+  reader.join();
+  CHECK(failed_writes == 0);
+  CHECK(bad_reads == 0);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir))
+    ++files;
+  CHECK(files == 1);  // no temporary left behind
+
   const auto unwritable = dir / "no_such_folder" / "report.json";
   CHECK_THROWS_WITH(write_json_file(unwritable, nlohmann::json::object()),
-                    Catch::Contains("cannot write") && Catch::Contains("no_such_folder"));
+                    Catch::Contains("cannot write") && Catch::Contains("no_such_folder") &&
+                        Catch::Contains("No such file or directory"));
+  CHECK_THROWS_WITH(check_writable(unwritable), Catch::Contains("No such file or directory"));
+  CHECK_THROWS_WITH(check_writable(dir), Catch::Contains("it is a directory"));
+  CHECK_NOTHROW(check_writable(dir / "later.json"));
+  CHECK_FALSE(std::filesystem::exists(dir / "later.json"));
   CHECK_FALSE(std::filesystem::exists(dir / "no_such_folder"));
+  std::filesystem::remove_all(dir);  // leave nothing behind in the temporary directory
 }

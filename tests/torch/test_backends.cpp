@@ -137,6 +137,44 @@ TEST_CASE("AnyBackend copies unbuilt backends and exposes the wrapped one", "[ba
   CHECK(AnyBackend(custom).output_policy().tolerance.rtol == 0.5);
 }
 
+TEST_CASE("A model that writes to its inputs changes neither the caller's samples nor the "
+          "verdicts",
+          "[strategy][samples]") {
+  torch::jit::Module module("WritesInput");
+  module.register_buffer("bias", torch::ones({1, 8}));
+  module.define(R"(
+    def forward(self, x):
+        x.mul_(2.0)
+        return x + self.bias
+  )");
+  const Model model{module, torch::kCPU};
+  const at::Tensor original = torch::randn({1, 8});
+  const std::vector<Sample> samples{Sample{original.clone()}};
+  const TunedModule tuned =
+      tune(model, samples, default_candidates(c10::Device(c10::kCPU)), quick_config(), "writer");
+  CHECK(samples[0][0].toTensor().equal(original));  // the caller's sample is as it was
+  for (const auto& candidate : tuned.report().candidates) {
+    INFO(candidate.backend << ": " << candidate.reason);
+    CHECK(candidate.status == CandidateStatus::ok);  // every candidate agrees with the baseline
+  }
+  const Sample request{original.clone()};
+  const at::Tensor output = tuned.forward(request).toTensor().to(torch::kFloat);
+  CHECK(request[0].toTensor().equal(original));
+  CHECK(torch::allclose(output, original * 2 + 1, 1e-2, 1e-2));
+}
+
+TEST_CASE("TunedModule::forward reports LibTorch's failures as aitune::Error naming the module",
+          "[tuned]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image(16);
+  const TunedModule tuned = tune(model, samples, {TorchScriptFrozen()}, quick_config(), "net");
+  // Same rank and dtype, so the input check passes; the convolution refuses 5 channels.
+  const Sample wrong{torch::randn({1, 5, 16, 16})};
+  CHECK_THROWS_AS(tuned.forward(wrong), Error);
+  CHECK_THROWS_WITH(tuned.forward(wrong),
+                    Catch::StartsWith("tuned module 'net' (") && Catch::Contains("forward failed"));
+}
+
 TEST_CASE("A reduced-precision winner serves outputs in the model's dtype unless asked not to",
           "[tuned][precision]") {
   const Model model{make_conv_net(), torch::kCPU};

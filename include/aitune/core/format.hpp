@@ -19,9 +19,13 @@ namespace aitune {
   return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : std::string("-");
 }
 
-/// `5.123 ms`
+/// `5.123 ms`; below 0.1 ms in microseconds (`0.412 us`), so a fast call never prints as
+/// `0.000 ms`.
 [[nodiscard]] inline std::string format_ms(double latency_ms) {
-  return std::isfinite(latency_ms) ? format_fixed(latency_ms) + " ms" : std::string("-");
+  if (!std::isfinite(latency_ms)) return "-";
+  if (std::abs(latency_ms) < 0.1 && latency_ms != 0.0)
+    return format_fixed(latency_ms * 1000.0) + " us";
+  return format_fixed(latency_ms) + " ms";
 }
 
 /// `2.41x`

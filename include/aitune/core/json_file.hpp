@@ -3,39 +3,87 @@
 
 /// @file
 /// Writing a JSON document to disk without ever leaving half a file: it goes to a temporary
-/// file beside the target, which is renamed over the target once complete.
+/// file beside the target, with a name no other writer uses (process, thread, time and a
+/// counter), which is renamed over the target once complete. Readers see the old file or the
+/// new one, never a mix, however many processes write the same path at once (rename(2) is
+/// atomic on one POSIX file system; NFS and some FUSE file systems do not promise that).
 
 #include "aitune/core/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <random>
 #include <string>
 #include <system_error>
+#include <thread>
 
 namespace aitune {
 
-/// Writes `json` (indented by 2) to `path`; throws aitune::Error naming the file on failure and
-/// removes the temporary file.
+namespace detail {
+
+/// `<path>.<unique>.tmp`: unique across threads and processes.
+inline std::filesystem::path temporary_beside(const std::filesystem::path& path) {
+  static std::atomic<std::uint64_t> counter{0};
+  static const std::uint64_t process_salt = std::random_device{}();
+  const auto now =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::uint64_t thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+  return std::filesystem::path(fmt::format("{}.{:x}{:x}{:x}{:x}.tmp", path.string(), process_salt,
+                                           thread & 0xffffff, now & 0xffffffff, counter++));
+}
+
+}  // namespace detail
+
+/// Writes `json` (indented by 2) to `path`; throws aitune::Error naming the file and the cause
+/// on failure, and removes its temporary file.
 inline void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
-  const auto temporary = std::filesystem::path(path.string() + ".tmp");
-  std::error_code error;
+  const std::filesystem::path temporary = detail::temporary_beside(path);
+  std::error_code ignored;
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    }
     out << json.dump(2) << "\n";
     out.flush();
     if (!out) {
-      std::filesystem::remove(temporary, error);
-      throw Error(fmt::format("cannot write '{}'", path.string()));
+      const std::string cause = std::strerror(errno);
+      std::filesystem::remove(temporary, ignored);
+      throw Error(fmt::format("cannot write '{}': {}", path.string(), cause));
     }
   }
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw Error(fmt::format("cannot write '{}': {}", path.string(), error.message()));
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (renamed) {
+    std::filesystem::remove(temporary, ignored);  // its own error code: the cause is kept
+    throw Error(fmt::format("cannot write '{}': {}", path.string(), renamed.message()));
   }
+}
+
+/// Throws aitune::Error naming the cause when a file cannot be written at `path` (its folder is
+/// missing or read-only, or it is a folder): check an output before a long tuning, not after.
+inline void check_writable(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw Error(fmt::format("cannot write '{}': it is a directory", path.string()));
+  }
+  const std::filesystem::path probe = detail::temporary_beside(path);
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    }
+  }
+  std::filesystem::remove(probe, error);
 }
 
 }  // namespace aitune

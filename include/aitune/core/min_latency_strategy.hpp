@@ -530,11 +530,15 @@ class MinLatencyStrategy {
       const double metric = result.metric();
       const double baseline_metric = baseline_result_->metric();
       if (metric > 0.0 && baseline_metric > 0.0) {
-        const double ratio = speedup(result, *baseline_result_);
-        entry.speedup = ratio;
         entry.vs_baseline = decider(run).ratio_to_baseline(result, *baseline_result_);
+        // With paired rounds the speedup is the paired ratio's inverse, so the table's two
+        // columns never disagree; measured apart, it is the ratio of the medians.
+        const double gain = entry.vs_baseline && entry.vs_baseline->ratio > 0.0
+                                ? 1.0 / entry.vs_baseline->ratio
+                                : speedup(result, *baseline_result_);
+        entry.speedup = gain;
         perf_validation_results_.push_back(
-            PerfValidationResult{entry.backend, metric, baseline_metric, ratio, ratio >= 1.0});
+            PerfValidationResult{entry.backend, metric, baseline_metric, gain, gain >= 1.0});
       }
     }
     log_.info(2, fmt::format("{}: {} {}{}", entry.backend, metric_label,

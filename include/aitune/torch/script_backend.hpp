@@ -52,6 +52,23 @@ inline void ensure_training_attributes(torch::jit::Module& module) {
   }
 }
 
+/// Runs `call` on a deep copy of `sample` and says whether the call wrote to its inputs (legal
+/// in PyTorch: `x.mul_(2)`). The caller's own tensors are never touched.
+template <class Call>
+[[nodiscard]] bool writes_to_inputs(Call&& call, const Sample& sample) {
+  Sample probe;
+  Sample pristine;
+  for (const auto& value : sample) {
+    probe.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
+    pristine.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
+  }
+  (void)call(probe);
+  for (std::size_t i = 0; i < probe.size(); ++i) {
+    if (probe[i].isTensor() && !probe[i].toTensor().equal(pristine[i].toTensor())) return true;
+  }
+  return false;
+}
+
 inline void weights_to_channels_last(torch::jit::Module& module) {
   for (const auto& parameter : module.parameters()) {
     if (parameter.dim() == 4) {
@@ -131,7 +148,10 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     // cause, rather than in the middle of the measurement.
     if (!samples_.empty()) {
       try {
-        (void)run(samples_.front());
+        // On a copy: a model that writes to its inputs must not change the caller's samples.
+        // If it does write, every later call gets copies of its tensors.
+        writes_inputs_ =
+            detail::writes_to_inputs([this](const Sample& s) { return run(s); }, samples_.front());
       } catch (const std::exception& error) {
         do_deactivate();
         throw Error(fmt::format("running the first sample failed: {}",
@@ -202,6 +222,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
       if (recipe_.channels_last && tensor.dim() == 4) {
         tensor = tensor.contiguous(c10::MemoryFormat::ChannelsLast);
       }
+      if (writes_inputs_ && tensor.is_same(value.toTensor())) tensor = tensor.clone();
       inputs.emplace_back(std::move(tensor));
     }
     return (*forward_)(std::move(inputs));
@@ -213,6 +234,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   std::vector<Sample> samples_{};
   std::optional<torch::jit::Module> prepared_{};
   std::optional<torch::jit::Method> forward_{};  ///< looked up once, not on every call
+  bool writes_inputs_ = false;  ///< the model writes to its inputs: each call gets copies
 };
 
 static_assert(Backend<ScriptModuleBackend>);

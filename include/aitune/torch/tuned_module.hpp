@@ -130,13 +130,21 @@ class TunedModule {
   /// Runs the selected backend. Safe to call from several threads at once. A reduced-precision
   /// backend's floating outputs come back in the model's dtype unless set_output_dtype says
   /// otherwise.
+  /// Every failure is an aitune::Error naming the module (LibTorch's own errors included, their
+  /// first line kept).
   c10::IValue forward(const Sample& inputs) const {
     signature_.check(inputs, name_);
-    if (serialise_) {
-      std::lock_guard lock(*serialise_);
+    try {
+      if (serialise_) {
+        std::lock_guard lock(*serialise_);
+        return restore_dtype(backend_->infer(inputs));
+      }
       return restore_dtype(backend_->infer(inputs));
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw Error(fmt::format("{}: forward failed: {}", name_, summarize_error(error)));
     }
-    return restore_dtype(backend_->infer(inputs));
   }
 
   /// Whether a reduced-precision winner's outputs are cast back (the default) or not. Set it
