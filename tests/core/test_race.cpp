@@ -481,6 +481,22 @@ TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
     CHECK(result.baseline_selected());
     CHECK(result.report.tuning_time_ms < 700.0);
   }
+  SECTION("the budget is honoured within a round, not after it") {
+    SimulatedMachine slow(10);
+    slow.baseline = LatencyModel{300.0};
+    auto strategy = make_sim_strategy(
+        slow,
+        {SimulatedBackend("A", LatencyModel{300.0}), SimulatedBackend("B", LatencyModel{300.0})},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(4'600.0)));
+    const auto result = strategy.tune(slow, one);
+    CHECK(result.report.measurement.stop_reason == StopReason::time_budget);
+    // Checks and warm-up take 2.7 s and the first round 1.8 s, so the deadline falls in the
+    // second round: at most the block (2 calls) that crossed it, not the rest of a 1.8 s round.
+    // (The first round always completes: every backend needs one to be judged on.)
+    CHECK(result.report.tuning_time_ms <= 4'600.0 + 2 * 300.0 + 1.0);
+    CHECK(result.report.measurement.rounds == 2);
+    CHECK(result.baseline_selected());
+  }
   SECTION("a candidate over its own budget is marked failed with that reason") {
     auto strategy = make_sim_strategy(
         machine, {SimulatedBackend("Glacial", noisy(400.0)), SimulatedBackend("Quick", noisy(4.0))},

@@ -513,3 +513,13 @@ TEST_CASE("The library's default time budget is finite: 60 s, as the command's",
   CHECK(default_time_budget_ms == 60'000.0);
   CHECK(StrategyConfig{}.profiling().time_budget_ms() == default_time_budget_ms);
 }
+
+TEST_CASE("When every candidate is incorrect, the decision says so (not 'could not be measured')",
+          "[strategy]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {wrong_outputs("A", 0.1), wrong_outputs("B", 0.2)});
+  const auto result = strategy.tune(model, one_sample());
+  CHECK(result.baseline_selected());
+  CHECK(result.report.decision == "every candidate failed (see their reasons)");
+  CHECK(render_table(result.report).find("could not be measured") == std::string::npos);
+}
