@@ -110,6 +110,17 @@ struct Options {
   std::optional<std::filesystem::path> json;
 };
 
+/// `a,b,c` as its names; a trailing comma adds none.
+std::vector<std::string_view> comma_separated(std::string_view text) {
+  std::vector<std::string_view> names;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    names.push_back(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return names;
+}
+
 Options parse_arguments(int argc, char** argv) {
   Options options;
   const std::vector<std::string_view> args(argv + 1, argv + argc);
@@ -140,11 +151,7 @@ Options parse_arguments(int argc, char** argv) {
     } else if (arg == "--device") {
       options.device = value();
     } else if (arg == "--backends") {
-      std::string_view rest = value();
-      while (!rest.empty()) {
-        const auto comma = rest.find(',');
-        const std::string_view name = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      for (const std::string_view name : comma_separated(value())) {
         if (std::find(options.backends.begin(), options.backends.end(), name) !=
             options.backends.end()) {
           throw UsageError{fmt::format("--backends names '{}' twice", name)};
@@ -153,13 +160,11 @@ Options parse_arguments(int argc, char** argv) {
       }
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
     } else if (arg == "--precision") {
-      std::string_view rest = value();
       try {
-        do {
-          const auto comma = rest.find(',');
-          options.precisions.push_back(aitune::lt::parse_precision(rest.substr(0, comma)));
-          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        } while (!rest.empty());
+        const std::vector<std::string_view> names = comma_separated(value());
+        if (names.empty()) (void)aitune::lt::parse_precision("");  // refused like any unknown name
+        for (const std::string_view name : names)
+          options.precisions.push_back(aitune::lt::parse_precision(name));
       } catch (const aitune::ConfigError& error) {
         throw UsageError{fmt::format("--precision: {}", error.what())};
       }

@@ -232,6 +232,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
     } else if (row.speedup) {
       ratio = format_fixed(1.0 / *row.speedup);
     }
+    const OutputAccuracy* worst = worst_accuracy(row);
     out += fmt::format(
         row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend), name_width, role,
         to_string(row.status), cell(&LatencyStats::median), cell(&LatencyStats::p90),
@@ -241,8 +242,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
         ratio, row.speedup ? format_speedup(*row.speedup) : std::string("-"),
         row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
         row.precision.empty() ? std::string("-") : row.precision,
-        worst_accuracy(row) ? format_fixed(worst_accuracy(row)->worst_error_ratio * 100.0, 0) + " %"
-                            : std::string("-"));
+        worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"));
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {

@@ -150,9 +150,13 @@ template <class Leaf>
 template <class Leaf>
 [[nodiscard]] OutputCheck walk_leaves(const std::string& path, const c10::IValue& value,
                                       Leaf&& leaf) {
-  return walk_together(
-      path, value, value,
-      [&](const std::string& at, const c10::IValue& v, const c10::IValue&) { return leaf(at, v); });
+  if (container_of(value) == Container::none) return leaf(path, value);
+  for (const IValueChild& child : children_of(value)) {
+    if (OutputCheck check = walk_leaves(path + child.label, child.value, leaf); !check.passed) {
+      return check;
+    }
+  }
+  return OutputCheck::ok();
 }
 
 }  // namespace aitune::lt
