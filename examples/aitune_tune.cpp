@@ -26,13 +26,19 @@ namespace {
 
 constexpr std::string_view usage_text =
     R"(usage: aitune-tune MODEL.pt2|MODEL.pt --input SHAPE [--input SHAPE ...] [options]
+       aitune-tune MODEL.pt2|MODEL.pt --sample FILE [--sample FILE ...] [options]
 
 Tunes a model for the lowest latency at batch size 1 and prints the report. MODEL is a
 torch.export .pt2 archive (baseline: the native runtime; candidates: the AOTInductor models
 in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
 
   --input SHAPE        one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values:
-                       floats ~ N(0,1), integers in [0, 100)); repeat for several arguments
+                       floats ~ N(0,1), integers in [0, 100)), or with the range the values
+                       are drawn from, uniformly: 1x64:int64[0,30522), 1x3x8x8[0,1); repeat for
+                       several arguments
+  --sample FILE        one sample of real inputs, saved by torch.save from Python: a tensor, or
+                       a tuple or list of the forward() arguments; repeat for several samples
+                       (instead of --input)
   --device DEVICE      cpu (default), cuda or cuda:N
   --backends LIST      comma-separated candidates. For a TorchScript model (default: frozen,
                        optimized,channels_last,bf16 and fp16 on CUDA): eager, frozen, optimized,
@@ -46,7 +52,7 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
   --tolerance [P:]R[,A]  the correctness check's tolerance: relative R and, relative to each
                        output's largest value, absolute A (default A = R); for precision P
                        only, or all; repeatable (defaults: fp32 1e-4, bf16 6.25e-2, fp16 7.8e-3)
-  --samples N          random samples to tune and check on (default 1)
+  --samples N          random samples to tune and check on (default 1; with --input)
   --time-budget S      stop measuring after S seconds and decide on what was measured
                        (default 60)
   --sequential         time each backend alone, one after another (aitune's schedule; uses
@@ -55,7 +61,9 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
   --aitune-rule        decide by aitune's rule (lowest mean, strict <) instead of ours
                        (faster with confidence, by at least 2 %)
   --no-validation      do not fall back to the baseline when no candidate beats it
-  --json FILE          also write the report as JSON (schema in README.md)
+  --json FILE          also write the report as JSON (schema in README.md); written also when
+                       the run fails, with the error
+  --verbose            with each failure's one-line reason, log the full error (tracebacks)
   --help               this text
 )";
 
@@ -96,30 +104,21 @@ const NamedBackend* find_backend(std::string_view name) {
 struct Options {
   std::filesystem::path model;
   std::vector<aitune::lt::InputSpec> inputs;
+  std::vector<std::filesystem::path> sample_files;
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
   std::vector<std::filesystem::path> aoti_packages;
   std::vector<std::string> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
-  int samples = 1;
+  std::optional<int> samples;
   bool stable = false;
   bool sequential = false;
   bool aitune_rule = false;
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
+  bool verbose = false;
   std::optional<std::filesystem::path> json;
 };
-
-/// `a,b,c` as its names; a trailing comma adds none.
-std::vector<std::string_view> comma_separated(std::string_view text) {
-  std::vector<std::string_view> names;
-  while (!text.empty()) {
-    const auto comma = text.find(',');
-    names.push_back(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-  }
-  return names;
-}
 
 Options parse_arguments(int argc, char** argv) {
   Options options;
@@ -148,10 +147,12 @@ Options parse_arguments(int argc, char** argv) {
             "(give 1x...)",
             options.inputs.back().describe())};
       }
+    } else if (arg == "--sample") {
+      options.sample_files.emplace_back(value());
     } else if (arg == "--device") {
       options.device = value();
     } else if (arg == "--backends") {
-      for (const std::string_view name : comma_separated(value())) {
+      for (const std::string_view name : aitune::comma_separated(value())) {
         if (std::find(options.backends.begin(), options.backends.end(), name) !=
             options.backends.end()) {
           throw UsageError{fmt::format("--backends names '{}' twice", name)};
@@ -161,7 +162,7 @@ Options parse_arguments(int argc, char** argv) {
       if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
     } else if (arg == "--precision") {
       try {
-        const std::vector<std::string_view> names = comma_separated(value());
+        const std::vector<std::string_view> names = aitune::comma_separated(value());
         if (names.empty()) (void)aitune::lt::parse_precision("");  // refused like any unknown name
         for (const std::string_view name : names)
           options.precisions.push_back(aitune::lt::parse_precision(name));
@@ -199,6 +200,8 @@ Options parse_arguments(int argc, char** argv) {
             fmt::format("--time-budget must be a positive number of seconds, got '{}'", text)};
       }
       options.time_budget_s = seconds;
+    } else if (arg == "--verbose") {
+      options.verbose = true;
     } else if (arg == "--no-validation") {
       options.validation = false;
     } else if (arg == "--json") {
@@ -213,7 +216,15 @@ Options parse_arguments(int argc, char** argv) {
     }
   }
   if (options.model.empty()) throw UsageError{"no model given"};
-  if (options.inputs.empty()) throw UsageError{"give at least one --input SHAPE"};
+  if (options.inputs.empty() && options.sample_files.empty()) {
+    throw UsageError{"give at least one --input SHAPE or --sample FILE"};
+  }
+  if (!options.inputs.empty() && !options.sample_files.empty()) {
+    throw UsageError{"give --input (random values) or --sample (real ones), not both"};
+  }
+  if (options.samples && !options.sample_files.empty()) {
+    throw UsageError{"--samples counts random samples; with --sample, each file is one sample"};
+  }
   if (options.stable && !options.sequential) {
     throw UsageError{"--stable is a stop rule of the sequential schedule: add --sequential"};
   }
@@ -253,12 +264,73 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
   return candidates;
 }
 
-int run(const Options& options) {
+/// The samples to tune on: random ones from --input, or those --sample files hold.
+std::vector<aitune::lt::Sample> make_samples(const Options& options, c10::Device device) {
+  std::vector<aitune::lt::Sample> samples;
+  for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
+    samples.push_back(
+        aitune::lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));
+  }
+  for (const auto& file : options.sample_files) {
+    samples.push_back(aitune::lt::load_sample_file(file, device));
+    // As for --input: the tuning is at batch size 1, and the report says so.
+    const aitune::lt::Sample& sample = samples.back();
+    for (std::size_t i = 0; i < sample.size(); ++i) {
+      if (sample[i].isTensor() && sample[i].toTensor().dim() > 0 &&
+          sample[i].toTensor().size(0) != 1) {
+        throw UsageError{fmt::format("--sample {}: argument {} has shape {}; the first dimension "
+                                     "is the batch, and tuning is at batch size 1",
+                                     file.string(), i, sample[i].toTensor().sizes())};
+      }
+    }
+  }
+  return samples;
+}
+
+/// `1x3x224x224`, `1x64:int64`, or the value of a non-tensor argument: for the report.
+std::vector<std::string> describe_arguments(const aitune::lt::Sample& sample) {
+  std::vector<std::string> shapes;
+  for (const c10::IValue& argument : sample) {
+    if (argument.isTensor()) {
+      const at::Tensor& tensor = argument.toTensor();
+      shapes.push_back(
+          aitune::lt::InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
+    } else {
+      shapes.push_back(c10::str(argument));
+    }
+  }
+  return shapes;
+}
+
+/// What a run has learnt about where it runs, for the JSON report; filled as it goes, so a
+/// failed run's report says as much as was known.
+using Environment = nlohmann::json;
+
+void write_report(const std::filesystem::path& path, nlohmann::json json,
+                  const Environment& environment) {
+  json["environment"] = environment;
+  aitune::write_json_file(path, json);
+  fmt::print(stderr, "report written to {}\n", path.string());
+}
+
+int run(const Options& options, Environment& environment) {
   using namespace aitune;
   // An output that cannot be written fails now, not after the whole tuning.
   if (options.json) check_writable(*options.json);
+  std::vector<std::string> sample_files;
+  for (const auto& file : options.sample_files)
+    sample_files.push_back(file.string());
+  environment = {{"model", options.model.string()},
+                 {"sample_files", sample_files},
+                 {"device", options.device},
+                 {"libtorch", lt::libtorch_version()},
+                 {"cuda_timing", AITUNE_WITH_CUDA != 0},
+                 {"intra_op_threads", at::get_num_threads()},
+                 {"hardware_threads", std::thread::hardware_concurrency()}};
   const c10::Device device = lt::parse_device(options.device);
+  environment["device"] = device.str();
   const lt::Model model = lt::load_model(options.model, device);
+  environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
   std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));
@@ -275,13 +347,12 @@ int run(const Options& options) {
     }
   }
   lt::apply_tolerances(candidates, options.tolerances);
-  std::vector<lt::Sample> samples;
-  for (int i = 0; i < options.samples; ++i) {
-    samples.push_back(lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));
-  }
+  const std::vector<lt::Sample> samples = make_samples(options, device);
   std::vector<std::string> shapes;
   for (const auto& input : options.inputs)
     shapes.push_back(input.describe());
+  if (options.inputs.empty()) shapes = describe_arguments(samples.front());
+  environment["inputs"] = shapes;
 
   if (model.is_exported() && !lt::NativeRuntime::available()) {
     throw Error(fmt::format("'{}' is a torch.export archive, whose baseline runs on LibTorch's "
@@ -310,6 +381,7 @@ int run(const Options& options) {
           .set_decision(DecisionConfig{}.set_rule(
               options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
           .set_profiling(profiling)
+          .enable_full_errors(options.verbose)
           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
@@ -319,6 +391,7 @@ int run(const Options& options) {
   const CandidateReport* selected = report.selected_candidate();
   const std::string baseline =
       report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
+  environment["baseline"] = baseline;
   if (report.baseline_selected) {
     fmt::print("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
   } else if (selected != nullptr && selected->speedup) {
@@ -328,29 +401,35 @@ int run(const Options& options) {
     fmt::print("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
-  if (options.json) {
-    nlohmann::json json = to_json(report);
-    json["environment"] = {{"model", options.model.string()},
-                           {"model_format", model.is_exported() ? "torch.export" : "torchscript"},
-                           {"baseline", baseline},
-                           {"inputs", shapes},
-                           {"device", device.str()},
-                           {"libtorch", lt::libtorch_version()},
-                           {"cuda_timing", AITUNE_WITH_CUDA != 0},
-                           {"intra_op_threads", at::get_num_threads()},
-                           {"hardware_threads", std::thread::hardware_concurrency()}};
-    write_json_file(*options.json, json);
-    fmt::print(stderr, "report written to {}\n", options.json->string());
-  }
+  if (options.json) write_report(*options.json, to_json(report), environment);
   return 0;
+}
+
+/// A failed run still leaves its JSON report: the error, what was known of the environment and,
+/// when the tuning itself found nothing usable, its report with every candidate's reason.
+void write_failed_report(const Options& options, const Environment& environment,
+                         std::string_view message, const aitune::TuneReport* report) {
+  if (!options.json) return;
+  nlohmann::json json = report ? aitune::to_json(*report) : nlohmann::json::object();
+  json["error"] = message;
+  try {
+    write_report(*options.json, std::move(json), environment);
+  } catch (const std::exception& failure) {  // the original error is the one to report
+    if (message != failure.what()) {
+      fmt::print(stderr, "aitune-tune: the JSON report was not written either: {}\n",
+                 failure.what());
+    }
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options options;
+  Environment environment = Environment::object();
   try {
-    const Options options = parse_arguments(argc, argv);
-    return run(options);
+    options = parse_arguments(argc, argv);
+    return run(options, environment);
   } catch (const UsageError& error) {
     if (error.message.empty()) {
       fmt::print("{}", usage_text);
@@ -358,11 +437,19 @@ int main(int argc, char** argv) {
     }
     fmt::print(stderr, "aitune-tune: {}\n\n{}", error.message, usage_text);
     return 2;
+  } catch (const aitune::NoCorrectBackendError& error) {
+    if (error.report()) fmt::print("\n{}", aitune::render_table(*error.report()));
+    fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
+    write_failed_report(options, environment, error.what(), error.report());
+    return 1;
   } catch (const aitune::Error& error) {  // our messages are written for people already
     fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
+    write_failed_report(options, environment, error.what(), nullptr);
     return 1;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "aitune-tune: error: {}\n", aitune::lt::summarize_error(error));
+    const std::string message = aitune::lt::summarize_error(error);
+    fmt::print(stderr, "aitune-tune: error: {}\n", message);
+    write_failed_report(options, environment, message, nullptr);
     return 1;
   }
 }

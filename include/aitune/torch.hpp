@@ -18,6 +18,7 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/perturbed.hpp"
 #include "aitune/torch/precision.hpp"
+#include "aitune/torch/sample_file.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tolerance.hpp"
 #include "aitune/torch/tune.hpp"

@@ -221,7 +221,7 @@ TEST_CASE("A candidate with wrong outputs is rejected by the correctness check",
   auto result = strategy.tune(model, samples);
   const auto& wrong = entry(result.report, "Wrong()");
   CHECK(wrong.status == CandidateStatus::incorrect);
-  CHECK(wrong.reason == "sample 0: max abs error 0.5");
+  CHECK(wrong.reason == "sample 0 of 2: max abs error 0.5");
   CHECK(result.report.selected == "Good()");
 }
 
@@ -522,4 +522,80 @@ TEST_CASE("When every candidate is incorrect, the decision says so (not 'could n
   CHECK(result.baseline_selected());
   CHECK(result.report.decision == "every candidate failed (see their reasons)");
   CHECK(render_table(result.report).find("could not be measured") == std::string::npos);
+}
+
+TEST_CASE("A failure on one sample of several names the sample, in one line", "[strategy]") {
+  const std::vector<double> samples{1.0, 2.0, 3.0};
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 2, 0.0};
+  FakeBehaviour traced;
+  traced.name = "Traced";
+  traced.throw_on_call = 3;
+  traced.error_trace = "Traceback (most recent call last):\n  File \"model.py\", line 3\n";
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend(traced), FakeBackend("Good", 2.0)}, {}, &sink);
+  const auto result = strategy.tune(model, samples);
+  REQUIRE(result.report.baseline.has_value());
+  CHECK(result.report.baseline->reason ==
+        "run the samples: sample 1 of 3: scripted failure on call 2");
+  const auto& traced_entry = entry(result.report, "Traced()");
+  CHECK(traced_entry.status == CandidateStatus::incorrect);
+  CHECK(traced_entry.reason == "correctness check: sample 2 of 3: scripted failure on call 3");
+  CHECK_FALSE(sink.contains("Traceback"));  // reasons are one line unless asked otherwise
+  CHECK(entry(result.report, "Good()").status == CandidateStatus::ok);
+
+  SECTION("with full errors on, the log also has the whole text") {
+    SinkRecorder verbose;
+    auto told = make_strategy(model, {FakeBackend(traced)},
+                              StrategyConfig{}.enable_full_errors(true), &verbose);
+    CHECK_THROWS_AS(told.tune(model, samples), NoCorrectBackendError);
+    CHECK(verbose.contains("the full error: Traceback (most recent call last):"));
+  }
+}
+
+TEST_CASE("A failure in the timed calls names the sample it ran", "[strategy]") {
+  const std::vector<double> samples{1.0, 2.0};
+  FakeModel model;
+  // Calls 1-2 are the correctness check; call 15 lies in the timed calls.
+  auto strategy =
+      make_strategy(model, {throwing_on_call("Dies", 15, 0.5), FakeBackend("Good", 2.0)});
+  const auto result = strategy.tune(model, samples);
+  const auto& dies = entry(result.report, "Dies()");
+  CHECK(dies.status == CandidateStatus::measure_failed);
+  CHECK_THAT(dies.reason, Catch::Matches("sample [01] of 2: scripted failure on call 15"));
+}
+
+TEST_CASE("A tuning that finds nothing usable throws its report with the error", "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, true, std::nullopt, 0.0};
+  auto strategy = make_strategy(model, {failing_build("A"), throwing_on_call("B", 1)});
+  try {
+    (void)strategy.tune(model, one_sample(), "net");
+    FAIL("tune() returned");
+  } catch (const NoCorrectBackendError& error) {
+    REQUIRE(error.report() != nullptr);
+    const TuneReport& report = *error.report();
+    CHECK(report.module == "net");
+    REQUIRE(report.candidates.size() == 2);
+    CHECK(report.candidates[0].status == CandidateStatus::build_failed);
+    CHECK(report.candidates[1].status == CandidateStatus::incorrect);
+    CHECK(report.candidates[1].reason == "correctness check: scripted failure on call 1");
+    REQUIRE(report.baseline.has_value());
+    CHECK(report.baseline->status == CandidateStatus::build_failed);
+    CHECK(report.selected.empty());
+    CHECK_THAT(render_table(report), Catch::EndsWith("selected: none\n"));
+  }
+}
+
+TEST_CASE("A baseline whose outputs are not finite is a warning on its row", "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {10.0}, false, std::nullopt, std::nan("")};
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0)}, {}, &sink);
+  const std::vector<double> samples{1.0, 2.0};
+  const auto result = strategy.tune(model, samples);
+  REQUIRE(result.report.baseline.has_value());
+  CHECK(result.report.baseline->note == "sample 0 of 2: the reference is not finite");
+  CHECK(sink.contains("WARNING: sample 0 of 2: the reference is not finite"));
+  CHECK_THAT(render_table(result.report), Catch::Contains("the reference is not finite"));
 }

@@ -16,6 +16,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct FakeBehaviour {
   /// A lifecycle call that throws: "describe", "key", "activate" or "deactivate" (empty: none).
   /// It throws an int, not a std::exception: user code may throw anything.
   std::string throw_in{};
+  /// Lines put before the message of every exception it throws (as LibTorch puts a traceback);
+  /// FakeBackend::summarize_error keeps the last line only.
+  std::string error_trace{};
   /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
   std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
 };
@@ -81,6 +85,18 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     return verdict;
   }
 
+  /// The last line of an error: the customisation point for one-line reasons.
+  static std::string summarize_error(const std::exception& error) {
+    const std::string_view text = error.what();
+    const auto newline = text.rfind('\n');
+    return std::string(newline == std::string_view::npos ? text : text.substr(newline + 1));
+  }
+
+  /// A non-finite reference checks nothing: the customisation point for that warning.
+  static std::string reference_warning(double reference) {
+    return std::isfinite(reference) ? std::string() : "the reference is not finite";
+  }
+
   [[nodiscard]] std::string describe() const {
     if (behaviour_.throw_in == "describe") throw 42;
     return behaviour_.name + "()";
@@ -97,14 +113,17 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
   friend class BackendLifecycle<FakeBackend>;
 
   void do_build(const FakeModel& model, std::span<const double>) {
-    if (behaviour_.fail_build) throw std::runtime_error("scripted build failure");
+    if (behaviour_.fail_build) {
+      throw std::runtime_error(behaviour_.error_trace + "scripted build failure");
+    }
     clock_ = model.clock;
   }
 
   double do_infer(double sample) {
     ++calls_;
     if (behaviour_.throw_on_call && calls_ == *behaviour_.throw_on_call) {
-      throw std::runtime_error(fmt::format("scripted failure on call {}", calls_));
+      throw std::runtime_error(
+          fmt::format("{}scripted failure on call {}", behaviour_.error_trace, calls_));
     }
     const auto& latencies = behaviour_.latencies_ms;
     clock_->advance(latencies[(calls_ - 1) % latencies.size()]);

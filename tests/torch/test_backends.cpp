@@ -628,3 +628,150 @@ TEST_CASE("review A1/A2: an AOTInductor package compiled for another device fail
   CHECK(result.report.baseline_selected);
 }
 #endif
+
+namespace {
+
+/// What a FaultyBackend gets wrong. It runs the model as TorchEager does, then misbehaves.
+enum class Fault {
+  throw_at_build,
+  throw_at_check,
+  throw_mid_measurement,
+  out_of_memory,
+  nan_output,
+  inf_output,
+  wrong_shape,
+  wrong_dtype,
+  wrong_structure,
+  slow,
+  deactivate_fails,
+};
+
+class FaultyBackend : public BackendLifecycle<FaultyBackend> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  FaultyBackend(std::string name, Fault fault) : name_(std::move(name)), fault_(fault) {}
+  FaultyBackend(const FaultyBackend& other) : FaultyBackend(other.name_, other.fault_) {}
+
+  [[nodiscard]] std::string describe() const { return name_; }
+  [[nodiscard]] std::string key() const { return "faulty:" + name_; }
+
+ private:
+  friend class BackendLifecycle<FaultyBackend>;
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
+    if (fault_ == Fault::throw_at_build) throw std::runtime_error("scripted fault at build");
+    inner_.build(model, samples);
+  }
+
+  c10::IValue do_infer(const Sample& sample) {
+    ++calls_;  // call 1 is the correctness check (one sample)
+    const bool measuring = calls_ > 1;
+    at::Tensor out = inner_.infer(sample).toTensor();
+    switch (fault_) {
+      case Fault::throw_at_check:
+        if (!measuring) throw std::runtime_error("scripted fault at the check");
+        break;
+      case Fault::throw_mid_measurement:
+        if (calls_ == 20) throw std::runtime_error("scripted fault in the measurement");
+        break;
+      case Fault::out_of_memory:
+        // As LibTorch's allocators report it; a real CPU OOM would kill the process.
+        TORCH_CHECK_WITH(OutOfMemoryError, calls_ != 20,
+                         "out of memory: tried to allocate 8.00 GiB (scripted)");
+        break;
+      case Fault::nan_output: return out.clone().fill_(std::nan(""));
+      case Fault::inf_output: return out * std::numeric_limits<float>::infinity();
+      case Fault::wrong_shape: return out.unsqueeze(0);
+      case Fault::wrong_dtype: return out.to(torch::kDouble);
+      case Fault::wrong_structure: return c10::ivalue::Tuple::create({out, out});
+      case Fault::slow:  // a call that overruns the candidate's budget, but returns
+        if (!measuring) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        break;
+      case Fault::deactivate_fails:  // slower, so it loses and is released
+        if (measuring) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        break;
+      case Fault::throw_at_build: break;
+    }
+    return out;
+  }
+
+  void do_activate() { inner_.activate(); }
+  void do_deactivate() {
+    if (inner_.is_active()) inner_.deactivate();
+    if (fault_ == Fault::deactivate_fails) throw std::runtime_error("scripted fault at deactivate");
+  }
+
+  std::string name_;
+  Fault fault_;
+  TorchEager inner_;
+  std::size_t calls_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("Failure matrix: every kind of faulty candidate gets a precise reason, the tuning "
+          "completes and the good candidate is unaffected",
+          "[strategy][failures]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  struct Expected {
+    std::string name;
+    Fault fault;
+    CandidateStatus status;
+    std::string reason;  // a part of the reason
+  };
+  const std::vector<Expected> faults{
+      {"Build", Fault::throw_at_build, CandidateStatus::build_failed, "scripted fault at build"},
+      {"Check", Fault::throw_at_check, CandidateStatus::incorrect,
+       "correctness check: scripted fault at the check"},
+      {"Measure", Fault::throw_mid_measurement, CandidateStatus::measure_failed,
+       "scripted fault in the measurement"},
+      {"OOM", Fault::out_of_memory, CandidateStatus::measure_failed,
+       "out of memory: tried to allocate 8.00 GiB (scripted)"},
+      {"NaN", Fault::nan_output, CandidateStatus::incorrect, "NaN where the baseline has numbers"},
+      {"Inf", Fault::inf_output, CandidateStatus::incorrect, "infinite values differ"},
+      {"Shape", Fault::wrong_shape, CandidateStatus::incorrect, "differs from the baseline's"},
+      {"Dtype", Fault::wrong_dtype, CandidateStatus::incorrect,
+       "dtype Double differs from the baseline's Float"},
+      {"Structure", Fault::wrong_structure, CandidateStatus::incorrect, "output: "},
+      {"Slow", Fault::slow, CandidateStatus::measure_failed,
+       "over its time budget: building and checking it took"},
+  };
+  std::vector<AnyBackend> candidates{AnyBackend(TorchScriptFrozen())};
+  for (const Expected& expected : faults)
+    candidates.emplace_back(FaultyBackend(expected.name, expected.fault));
+  candidates.emplace_back(FaultyBackend("Deactivate", Fault::deactivate_fails));
+
+  SinkRecorder sink;
+  StrategyConfig config = quick_config(&sink);
+  config.set_profiling(ProfilingConfig{}
+                           .set_race(RaceConfig{}.set_looks(4, 1.5, 3).set_max_rounds(40))
+                           .set_candidate_time_budget_ms(250.0));
+  const TunedModule tuned = tune(model, samples, std::move(candidates), config);
+  const TuneReport& report = tuned.report();
+
+  REQUIRE(report.baseline.has_value());
+  CHECK(report.baseline->status == CandidateStatus::ok);
+  const CandidateReport& good = entry(report, "TorchScriptFrozen()");
+  CHECK(good.status == CandidateStatus::ok);
+  CHECK(good.latency.has_value());
+  CHECK(good.reason.empty());
+  for (const Expected& expected : faults) {
+    INFO(expected.name << ": " << entry(report, expected.name).reason);
+    const CandidateReport& row = entry(report, expected.name);
+    CHECK(row.status == expected.status);
+    CHECK_THAT(row.reason, Catch::Contains(expected.reason));
+    CHECK(row.reason.find('\n') == std::string::npos);  // one line
+    CHECK_FALSE(row.selected);
+  }
+  // The candidate whose deactivate() throws loses (or overruns its budget when the machine is
+  // busy); released, its failure to deactivate is a warning.
+  CHECK_FALSE(entry(report, "Deactivate").selected);
+  CHECK(sink.contains("Deactivate: deactivate failed: scripted fault at deactivate"));
+  CHECK((report.selected == "TorchScriptFrozen()" || report.baseline_selected));
+  const c10::IValue expected = eager_output(model.module, samples[0]);
+  CHECK(compare_outputs(&expected, tuned.forward(samples[0])).passed);
+}

@@ -136,7 +136,7 @@ TEST_CASE("Without a reference output only NaN and Inf are rejected", "[compare]
   const c10::IValue nested = c10::ivalue::Tuple::create(
       {c10::IValue(torch::ones({2})), c10::IValue(torch::tensor({1.0, std::nan("")}))});
   CHECK_THAT(compare_outputs(nullptr, nested).reason,
-             Catch::Contains("output[1]: 1 NaN or infinite values"));
+             Catch::Contains("output[1]: 1 NaN or infinite values of"));
 }
 
 TEST_CASE("One walker: the NaN check names dict entries by key, the canary perturbs every "
@@ -313,4 +313,123 @@ TEST_CASE("Devices parse and are checked against this build", "[model]") {
     CHECK(parse_device("cuda") == c10::Device(c10::kCUDA, 0));
     CHECK_THROWS_WITH(parse_device("cuda:99"), Catch::Contains("does not exist"));
   }
+}
+
+TEST_CASE("An input may say the range its random values are drawn from", "[inputs]") {
+  const InputSpec tokens = parse_input_spec("1x4096:int64[5,9)");
+  CHECK(tokens.describe() == "1x4096:int64[5,9)");
+  const at::Tensor ids = make_random_input(tokens, torch::kCPU);
+  CHECK(ids.min().item<std::int64_t>() == 5);
+  CHECK(ids.max().item<std::int64_t>() == 8);
+
+  const at::Tensor pixels = make_random_input(parse_input_spec("1x4096[2,3)"), torch::kCPU);
+  CHECK(pixels.scalar_type() == torch::kFloat);
+  CHECK(pixels.min().item<double>() >= 2.0);
+  CHECK(pixels.max().item<double>() < 3.0);
+
+  const at::Tensor bytes = make_random_input(parse_input_spec("1x4096:uint8[0,256)"), torch::kCPU);
+  CHECK(bytes.max().item<std::int64_t>() > 200);
+
+  CHECK_THROWS_WITH(parse_input_spec("1x4:int64[0,1.5)"),
+                    Catch::Contains("an int64 range has integer bounds"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:uint8[0,257)"),
+                    Catch::Contains("[0,257) does not fit in uint8 (values 0 to 255)"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:int8[-129,0)"), Catch::Contains("does not fit in int8"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:int64[0,1e300)"),
+                    Catch::Contains("does not fit in int64"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:bool[0,2)"),
+                    Catch::Contains("a bool input takes no range"));
+}
+
+namespace {
+/// `value` written as torch.save writes it (a zip archive), to a fresh file.
+std::filesystem::path saved(const c10::IValue& value, const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("aitune_sample_" + name + ".pt");
+  const std::vector<char> bytes = torch::jit::pickle_save(value);
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+}  // namespace
+
+TEST_CASE("A sample file holds a tensor, or a tuple or list of arguments", "[inputs]") {
+  const at::Tensor image = torch::randn({1, 3, 4, 4});
+  const Sample one = load_sample_file(saved(image, "tensor"), torch::kCPU);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].toTensor().equal(image));
+
+  const auto arguments = c10::ivalue::Tuple::create(
+      {c10::IValue(image), c10::IValue(int64_t{3}), c10::IValue(true), c10::IValue()});
+  const Sample four = load_sample_file(saved(arguments, "tuple"), torch::kCPU);
+  REQUIRE(four.size() == 4);
+  CHECK(four[1].toInt() == 3);
+  CHECK(four[2].toBool());
+  CHECK(four[3].isNone());
+
+  c10::List<at::Tensor> list({image, image});
+  CHECK(load_sample_file(saved(list, "list"), torch::kCPU).size() == 2);
+}
+
+TEST_CASE("A sample file outside the limits is refused before or after LibTorch reads it",
+          "[inputs]") {
+  const at::Tensor image = torch::randn({1, 8});
+  SECTION("missing") {
+    CHECK_THROWS_WITH(load_sample_file("/nonexistent/x.pt", torch::kCPU),
+                      Catch::Contains("does not exist or is not a file"));
+  }
+  SECTION("too large: refused before it is read") {
+    SampleFileLimits limits;
+    limits.max_bytes = 100;
+    CHECK_THROWS_WITH(load_sample_file(saved(image, "large"), torch::kCPU, limits),
+                      Catch::Contains("bytes, more than the limit of 100"));
+  }
+  SECTION("not a zip archive") {
+    const auto path = std::filesystem::temp_directory_path() / "aitune_sample_text.pt";
+    std::ofstream(path) << "just text";
+    CHECK_THROWS_WITH(load_sample_file(path, torch::kCPU),
+                      Catch::Contains("is not what torch.save writes"));
+  }
+  SECTION("a zip archive LibTorch cannot read") {
+    const auto path = std::filesystem::temp_directory_path() / "aitune_sample_broken.pt";
+    std::ofstream(path, std::ios::binary) << std::string("PK\x03\x04garbage", 11);
+    CHECK_THROWS_AS(load_sample_file(path, torch::kCPU), ConfigError);
+    CHECK_THROWS_WITH(load_sample_file(path, torch::kCPU),
+                      Catch::StartsWith("LibTorch cannot read sample file"));
+  }
+  SECTION("a dict at the top") {
+    c10::Dict<std::string, at::Tensor> dict;
+    dict.insert("x", image);
+    CHECK_THROWS_WITH(load_sample_file(saved(dict, "dict"), torch::kCPU),
+                      Catch::Contains("holds a dict: save a tensor, or a tuple or list"));
+  }
+  SECTION("too many values") {
+    SampleFileLimits limits;
+    limits.max_values = 2;
+    const auto three = c10::ivalue::Tuple::create({image, image, image});
+    CHECK_THROWS_WITH(load_sample_file(saved(three, "three"), torch::kCPU, limits),
+                      Catch::Contains("holds more than 2 values"));
+  }
+  SECTION("nested too deep") {
+    SampleFileLimits limits;
+    limits.max_depth = 2;
+    c10::IValue nested = c10::ivalue::Tuple::create({image});
+    for (int i = 0; i < 3; ++i)
+      nested = c10::ivalue::Tuple::create({nested});
+    CHECK_THROWS_WITH(
+        load_sample_file(saved(c10::ivalue::Tuple::create({nested}), "deep"), torch::kCPU, limits),
+        Catch::Contains("argument 0[0][0] is nested deeper than 2 levels"));
+  }
+  SECTION("no argument") {
+    CHECK_THROWS_WITH(load_sample_file(saved(c10::ivalue::Tuple::create({}), "empty"), torch::kCPU),
+                      Catch::Contains("holds no argument"));
+  }
+}
+
+TEST_CASE("A baseline output with NaN or Inf is named by the reference warning", "[compare]") {
+  CHECK(reference_warning(c10::IValue(torch::ones({3}))).empty());
+  const auto nan = c10::ivalue::Tuple::create(
+      {c10::IValue(torch::ones({2})), c10::IValue(torch::full({4}, std::nan("")))});
+  CHECK(reference_warning(c10::IValue(nan)) ==
+        "the baseline's output[1]: 4 NaN or infinite values of 4: candidates are checked only "
+        "to match them there");
 }

@@ -10,12 +10,15 @@
 ///   default it calls the static member `B::check_outputs(candidate, reference, actual)`, or
 ///   falls back to `==` when the output type has it.
 /// - aitune::default_timer<B>: the Timer a strategy uses unless told otherwise (HostTimer).
+/// - aitune::error_summary<B>: the one line a failure in B's code is reported as. By default it
+///   calls the static member `B::summarize_error(error)`, or takes `error.what()`.
 ///
 /// Specialise the traits for a backend type you do not own.
 
 #include "aitune/core/timer.hpp"
 
 #include <concepts>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +74,31 @@ struct output_checker {
                     "aitune::output_checker<B> to say how outputs are compared");
       if (reference == nullptr || *reference == actual) return OutputCheck::ok();
       return OutputCheck::failed("output differs from the baseline's");
+    }
+  }
+
+  /// What a baseline output leaves the check unable to see (say, NaN, which candidates can only
+  /// match); empty when nothing. By default `B::reference_warning(reference)`, if B has it.
+  [[nodiscard]] static std::string reference_warning(const output_type& reference) {
+    if constexpr (requires {
+                    { B::reference_warning(reference) } -> std::convertible_to<std::string>;
+                  }) {
+      return B::reference_warning(reference);
+    } else {
+      return {};
+    }
+  }
+};
+
+template <class B>
+struct error_summary {
+  [[nodiscard]] static std::string of(const std::exception& error) {
+    if constexpr (requires {
+                    { B::summarize_error(error) } -> std::convertible_to<std::string>;
+                  }) {
+      return B::summarize_error(error);
+    } else {
+      return error.what();
     }
   }
 };

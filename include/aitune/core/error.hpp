@@ -5,8 +5,10 @@
 /// The exception hierarchy: everything aitune throws derives from aitune::Error.
 
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace aitune {
 
@@ -34,10 +36,21 @@ class MeasurementError : public Error {
   using Error::Error;
 };
 
-/// Tuning ended without any backend that is both correct and measurable.
+struct TuneReport;
+
+/// Tuning ended without any backend that is both correct and measurable. It carries the report of
+/// the tuning (every candidate's reason), so a failed tuning can still be written out.
 class NoCorrectBackendError : public Error {
  public:
   using Error::Error;
+  NoCorrectBackendError(const std::string& message, std::shared_ptr<const TuneReport> report)
+      : Error(message), report_(std::move(report)) {}
+
+  /// The tuning's report; null when the thrower had none.
+  [[nodiscard]] const TuneReport* report() const noexcept { return report_.get(); }
+
+ private:
+  std::shared_ptr<const TuneReport> report_;
 };
 
 namespace detail {
@@ -48,6 +61,18 @@ inline std::string current_exception_message() {
     throw;
   } catch (const std::exception& error) {
     return error.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+/// The same, with `summarize(error)` for exceptions derived from std::exception.
+template <class Summarize>
+std::string current_exception_message(Summarize&& summarize) {
+  try {
+    throw;
+  } catch (const std::exception& error) {
+    return summarize(error);
   } catch (...) {
     return "unknown exception";
   }

@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -275,8 +276,7 @@ class MinLatencyStrategy {
         made.emplace(baseline_traits<B>::make(run.model));
         name = name_of(*made, "baseline");
       } catch (...) {
-        name.failure =
-            fmt::format("making the baseline threw: {}", detail::current_exception_message());
+        name.failure = fmt::format("making the baseline threw: {}", failure_text());
       }
       CandidateReport& entry =
           run.report.baseline.emplace(CandidateReport{name.description, name.key});
@@ -334,24 +334,29 @@ class MinLatencyStrategy {
   /// reference, a candidate's are checked against it. Returns whether it is ready to measure.
   bool prepare(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
     PrepareStep step = PrepareStep::build;
+    std::optional<std::size_t> at_sample;  // the sample running when a step threw
     try {
       backend.build(run.model, run.samples);
       if (is_baseline) {
         step = PrepareStep::run_samples;
         if (config_.correctness_check()) {
-          for (const auto& sample : run.samples)
-            run.reference_outputs.push_back(backend.infer(sample));
+          for (at_sample = 0; *at_sample < run.samples.size(); ++*at_sample)
+            run.reference_outputs.push_back(backend.infer(run.samples[*at_sample]));
+          note_reference_warnings(run, entry);
         }
       } else if (config_.correctness_check()) {
         step = PrepareStep::check;
-        OutputCheck verdict = check_outputs(backend, run);
+        OutputCheck verdict = check_outputs(backend, run, at_sample);
         entry.precision = verdict.precision;
         entry.reduced_precision = verdict.reduced_precision;
         entry.accuracy = std::move(verdict.accuracy);
         if (!verdict.passed) return fail(entry, step, std::move(verdict.reason));
       }
     } catch (...) {
-      const std::string cause = detail::current_exception_message();
+      std::string cause = failure_text();
+      if (at_sample && run.samples.size() > 1) {
+        cause = fmt::format("sample {} of {}: {}", *at_sample, run.samples.size(), cause);
+      }
       // The baseline's reasons name their step; a candidate's failed build is its cause alone.
       const bool named = is_baseline || step != PrepareStep::build;
       return fail(entry, step, named ? fmt::format("{}: {}", to_string(step), cause) : cause);
@@ -359,11 +364,27 @@ class MinLatencyStrategy {
     return true;
   }
 
+  /// A reference the check cannot fully use (NaN, Inf) is a warning on the baseline's row: a
+  /// candidate is then checked only where the baseline's outputs are usable.
+  void note_reference_warnings(const Run& run, CandidateReport& baseline) {
+    for (std::size_t i = 0; i < run.reference_outputs.size(); ++i) {
+      const std::string warning = output_checker<B>::reference_warning(run.reference_outputs[i]);
+      if (warning.empty()) continue;
+      baseline.note = run.samples.size() > 1
+                          ? fmt::format("sample {} of {}: {}", i, run.samples.size(), warning)
+                          : warning;
+      log_.warn(2, baseline.note);
+      return;  // the first is enough to say the check is weakened
+    }
+  }
+
   /// Every sample through `candidate`, each output compared with the reference. The verdict's
-  /// accuracy is, per output, the worst over the samples.
-  OutputCheck check_outputs(B& candidate, const Run& run) {
+  /// accuracy is, per output, the worst over the samples. `at_sample` follows the sample being
+  /// run, for the reason when a call throws.
+  OutputCheck check_outputs(B& candidate, const Run& run, std::optional<std::size_t>& at_sample) {
     OutputCheck merged;
     for (std::size_t i = 0; i < run.samples.size(); ++i) {
+      at_sample = i;
       const output_type actual = candidate.infer(run.samples[i]);
       const output_type* reference =
           run.reference_outputs.empty() ? nullptr : &run.reference_outputs[i];
@@ -382,7 +403,8 @@ class MinLatencyStrategy {
       }
       if (!verdict.passed) {
         merged.passed = false;
-        merged.reason = run.samples.size() > 1 ? fmt::format("sample {}: {}", i, verdict.reason)
+        merged.reason = run.samples.size() > 1 ? fmt::format("sample {} of {}: {}", i,
+                                                             run.samples.size(), verdict.reason)
                                                : std::move(verdict.reason);
         return merged;
       }
@@ -417,8 +439,7 @@ class MinLatencyStrategy {
                                   run.deadline_ms, candidates_.size());
     } catch (...) {
       // The measurement itself failed (not one backend): every entrant is unmeasured.
-      const std::string cause =
-          fmt::format("the measurement failed: {}", detail::current_exception_message());
+      const std::string cause = fmt::format("the measurement failed: {}", failure_text());
       log_.warn(1, cause);
       measured.lanes.assign(entrants.size(), Lane{});
       for (Lane& lane : measured.lanes)
@@ -438,8 +459,15 @@ class MinLatencyStrategy {
 
   Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline, double budget_ms) {
     return Entrant{std::move(name), is_baseline,
-                   [&backend, samples = run.samples](std::size_t call) {
-                     (void)backend.infer(samples[call % samples.size()]);
+                   [this, &backend, samples = run.samples](std::size_t call) {
+                     const std::size_t index = call % samples.size();
+                     try {
+                       (void)backend.infer(samples[index]);
+                     } catch (...) {  // the measurement reports it in one line, with the sample
+                       throw Error(samples.size() > 1 ? fmt::format("sample {} of {}: {}", index,
+                                                                    samples.size(), failure_text())
+                                                      : failure_text());
+                     }
                    },
                    budget_ms};
   }
@@ -604,10 +632,13 @@ class MinLatencyStrategy {
       considered += fmt::format("\n  - {}: {}: {}", candidate.backend, to_string(candidate.status),
                                 candidate.reason);
     }
-    throw NoCorrectBackendError(fmt::format(
-        "module '{}': no correct backend was found among the {} candidate(s) considered{}{}",
-        run.report.module, run.report.candidates.size(), considered,
-        config_.performance_validation() ? "\n  (the baseline was not usable either)" : ""));
+    run.report.decision = "no correct backend was found";
+    throw NoCorrectBackendError(
+        fmt::format(
+            "module '{}': no correct backend was found among the {} candidate(s) considered{}{}",
+            run.report.module, run.report.candidates.size(), considered,
+            config_.performance_validation() ? "\n  (the baseline was not usable either)" : ""),
+        std::make_shared<const TuneReport>(run.report));
   }
 
   /// `winner` is the selected candidate's result (null when the baseline was selected).
@@ -652,6 +683,18 @@ class MinLatencyStrategy {
             : std::string());
   }
 
+  /// The exception being handled as one line (error_summary<B>); with full errors on, its whole
+  /// text is logged too.
+  std::string failure_text() const {
+    return detail::current_exception_message([this](const std::exception& error) {
+      std::string line = error_summary<B>::of(error);
+      if (config_.full_errors() && line != error.what()) {
+        log_.info(3, fmt::format("the full error: {}", error.what()));
+      }
+      return line;
+    });
+  }
+
   [[nodiscard]] LatencyDecider decider(const Run& run) const {
     return LatencyDecider(config_.decision(), run.baseline_tail_alpha);
   }
@@ -660,19 +703,19 @@ class MinLatencyStrategy {
     return fmt::format("candidate #{}", index + 1);
   }
 
-  static Name name_of(const B& backend, const std::string& position) {
+  Name name_of(const B& backend, const std::string& position) const {
     Name name;
     try {
       name.description = backend.describe();
     } catch (...) {
       name.description = position;
-      name.failure = fmt::format("describe() threw: {}", detail::current_exception_message());
+      name.failure = fmt::format("describe() threw: {}", failure_text());
       return name;
     }
     try {
       name.key = backend.key();
     } catch (...) {
-      name.failure = fmt::format("key() threw: {}", detail::current_exception_message());
+      name.failure = fmt::format("key() threw: {}", failure_text());
     }
     return name;
   }
@@ -719,7 +762,7 @@ class MinLatencyStrategy {
     try {
       backend.deactivate();
     } catch (...) {
-      const std::string cause = detail::current_exception_message();
+      const std::string cause = failure_text();
       std::string name = "a backend";
       try {
         name = backend.describe();
@@ -737,8 +780,7 @@ class MinLatencyStrategy {
       return true;
     } catch (...) {
       entry.status = CandidateStatus::build_failed;
-      entry.reason = fmt::format("activate() threw when it was to be selected: {}",
-                                 detail::current_exception_message());
+      entry.reason = fmt::format("activate() threw when it was to be selected: {}", failure_text());
       log_.warn(1, fmt::format("{}: {}", entry.backend, entry.reason));
       release(backend);
       return false;

@@ -276,7 +276,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
       break;
   }
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
-  out += fmt::format("selected: {}{}\n", report.selected,
+  out += fmt::format("selected: {}{}\n", report.selected.empty() ? "none" : report.selected,
                      report.baseline_selected ? " (the baseline)" : "");
   return out;
 }

@@ -46,6 +46,14 @@ class StrategyConfig {
   }
   [[nodiscard]] const ProfilingConfig& profiling() const noexcept { return profiling_; }
 
+  /// Besides each failure's one-line reason, log the full text of the error behind it (a
+  /// TorchScript traceback, LibTorch's C++ backtrace). Off by default: reasons stay one line.
+  StrategyConfig& enable_full_errors(bool on) {
+    full_errors_ = on;
+    return *this;
+  }
+  [[nodiscard]] bool full_errors() const noexcept { return full_errors_; }
+
   /// Where progress and summary lines go (default: standard error).
   StrategyConfig& set_sink(MessageSink sink) {
     sink_ = std::move(sink);
@@ -56,6 +64,7 @@ class StrategyConfig {
  private:
   bool performance_validation_ = true;
   bool correctness_check_ = true;
+  bool full_errors_ = false;
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();

@@ -72,6 +72,15 @@ class AnyBackend {
     return compare_outputs(reference, actual, candidate.output_policy());
   }
 
+  [[nodiscard]] static std::string reference_warning(const c10::IValue& reference) {
+    return aitune::lt::reference_warning(reference);
+  }
+
+  /// A LibTorch error in one line (summarize_error): the strategy's failure reasons.
+  [[nodiscard]] static std::string summarize_error(const std::exception& error) {
+    return aitune::lt::summarize_error(error);
+  }
+
   void build(const Model& model, std::span<const Sample> samples) { impl_->build(model, samples); }
   c10::IValue infer(const Sample& sample) { return impl_->infer(sample); }
   void activate() { impl_->activate(); }

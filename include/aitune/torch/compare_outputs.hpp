@@ -221,11 +221,21 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
     if (!at::isFloatingType(tensor.scalar_type()) || tensor.numel() == 0) return OutputCheck::ok();
     const auto bad = (~tensor.detach().isfinite()).sum().item<std::int64_t>();
     if (bad == 0) return OutputCheck::ok();
-    return OutputCheck::failed(fmt::format("{}: {} NaN or infinite values", at, bad));
+    return OutputCheck::failed(
+        fmt::format("{}: {} NaN or infinite values of {}", at, bad, tensor.numel()));
   });
 }
 
 }  // namespace detail
+
+/// What the check cannot see in a baseline output: where it is NaN or infinite, a candidate can
+/// only match it, so an output that is all NaN checks nothing. Empty when every value is finite.
+[[nodiscard]] inline std::string reference_warning(const c10::IValue& reference) {
+  const OutputCheck finite = detail::check_finite("output", reference);
+  if (finite.passed) return {};
+  return fmt::format("the baseline's {}: candidates are checked only to match them there",
+                     finite.reason);
+}
 
 /// Compares `actual` with `expected` (the baseline's output for the same sample). Without an
 /// expected output (no baseline), only NaN and Inf are rejected.

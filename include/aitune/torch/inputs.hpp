@@ -2,19 +2,25 @@
 #pragma once
 
 /// @file
-/// Input specifications as the command line writes them (`1x3x224x224`, `1x64:int64`) and
-/// random batch-size-1 inputs made from them.
+/// Input specifications as the command line writes them (`1x3x224x224`, `1x64:int64[0,30522)`)
+/// and random batch-size-1 inputs made from them.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/option_text.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/model.hpp"
 
+#include <ATen/Dispatch.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,57 +30,75 @@ namespace aitune::lt {
 struct InputSpec {
   std::vector<std::int64_t> shape;
   c10::ScalarType dtype = c10::ScalarType::Float;
+  /// Where random values are drawn from, uniformly; none: N(0,1) for floats, [0, 100) for
+  /// integers, {0, 1} for booleans.
+  std::optional<ValueRange> range{};
 
-  /// `1x3x224x224` for float32, `1x64:int64` otherwise (the form parse_input_spec reads).
+  /// `1x3x224x224` for float32, `1x64:int64` otherwise, `[LOW,HIGH)` after a range (the form
+  /// parse_input_spec reads).
   [[nodiscard]] std::string describe() const {
-    return dtype == c10::ScalarType::Float
-               ? fmt::format("{}", fmt::join(shape, "x"))
-               : fmt::format("{}:{}", fmt::join(shape, "x"), dtype_name(dtype));
+    std::string text = dtype == c10::ScalarType::Float
+                           ? fmt::format("{}", fmt::join(shape, "x"))
+                           : fmt::format("{}:{}", fmt::join(shape, "x"), dtype_name(dtype));
+    if (range) text += fmt::format("[{},{})", range->low, range->high);
+    return text;
   }
 };
 
-/// Parses `DxDx...xD[:dtype]`, e.g. `1x3x224x224` or `1x64:int64`. Every dimension is a
-/// positive integer; the default dtype is float32.
+/// Parses `DxDx...xD[:dtype][[LOW,HIGH)]` (core/option_text.hpp), e.g. `1x3x224x224`,
+/// `1x64:int64` or `1x64:int64[0,30522)` for token ids of a 30522-word vocabulary. The default
+/// dtype is float32. An integer range must have integer bounds the dtype can hold; a boolean
+/// input takes no range.
 [[nodiscard]] inline InputSpec parse_input_spec(std::string_view text) {
-  const auto colon = text.find(':');
-  const std::string_view dims = text.substr(0, colon);
+  const InputText parsed = parse_input_text(text);
   InputSpec spec;
-  if (colon != std::string_view::npos) spec.dtype = parse_dtype(text.substr(colon + 1));
+  spec.shape = parsed.shape;
+  if (!parsed.dtype.empty()) spec.dtype = parse_dtype(parsed.dtype);
+  spec.range = parsed.range;
+  if (!spec.range || at::isFloatingType(spec.dtype)) return spec;
   const auto bad = [&](std::string_view why) {
-    return ConfigError(fmt::format("bad input shape '{}': {} (expected e.g. 1x3x224x224 or "
-                                   "1x64:int64)",
-                                   text, why));
+    return ConfigError(fmt::format("bad input '{}': {}", text, why));
   };
-  if (dims.empty()) throw bad("no dimensions");
-  std::size_t start = 0;
-  while (start <= dims.size()) {
-    const auto end = std::min(dims.find('x', start), dims.size());
-    const std::string_view part = dims.substr(start, end - start);
-    std::int64_t value = 0;
-    const auto [ptr, error] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (part.empty() || error != std::errc() || ptr != part.data() + part.size()) {
-      throw bad(fmt::format("'{}' is not a dimension", part));
-    }
-    if (value < 1) throw bad(fmt::format("dimension {} is not positive", value));
-    if (value > (std::int64_t{1} << 31)) throw bad(fmt::format("dimension {} is too large", value));
-    spec.shape.push_back(value);
-    start = end + 1;
+  if (spec.dtype == c10::ScalarType::Bool) throw bad("a bool input takes no range");
+  const auto [low, high] = *spec.range;
+  if (low != std::floor(low) || high != std::floor(high)) {
+    throw bad(fmt::format("an {} range has integer bounds", dtype_name(spec.dtype)));
+  }
+  // The values the dtype holds, within +-2^53 where doubles are exact (no vocabulary or index
+  // range reaches further, and the bounds then convert to int64 safely).
+  constexpr double exact = 9007199254740992.0;  // 2^53
+  double smallest = -exact;
+  double past_largest = exact;
+  AT_DISPATCH_INTEGRAL_TYPES(spec.dtype, "input_range", [&] {
+    smallest = std::max(smallest, static_cast<double>(std::numeric_limits<scalar_t>::lowest()));
+    past_largest =
+        std::min(past_largest, static_cast<double>(std::numeric_limits<scalar_t>::max()) + 1.0);
+  });
+  if (low < smallest || high > past_largest) {
+    throw bad(fmt::format("[{},{}) does not fit in {} (values {} to {})", low, high,
+                          dtype_name(spec.dtype), smallest, past_largest - 1.0));
   }
   return spec;
 }
 
-/// A random input for `spec` on `device`: standard normal for floating dtypes, integers drawn
-/// from [0, 100) (valid token ids and indices for most models), random booleans.
+/// A random input for `spec` on `device`: uniform in spec.range when it has one, else standard
+/// normal for floating dtypes, integers drawn from [0, 100) (valid token ids and indices for
+/// most models), random booleans.
 [[nodiscard]] inline at::Tensor make_random_input(const InputSpec& spec, c10::Device device,
                                                   at::Generator generator = {}) {
   const auto options = at::TensorOptions().device(c10::kCPU);
   at::Tensor tensor;
   if (at::isFloatingType(spec.dtype)) {
-    tensor = at::randn(spec.shape, generator, options.dtype(c10::ScalarType::Float));
+    tensor = spec.range ? at::rand(spec.shape, generator, options.dtype(c10::ScalarType::Double))
+                              .mul_(spec.range->high - spec.range->low)
+                              .add_(spec.range->low)
+                        : at::randn(spec.shape, generator, options.dtype(c10::ScalarType::Float));
   } else if (spec.dtype == c10::ScalarType::Bool) {
     tensor = at::randint(0, 2, spec.shape, generator, options.dtype(c10::ScalarType::Long));
   } else {
-    tensor = at::randint(0, 100, spec.shape, generator, options.dtype(c10::ScalarType::Long));
+    const auto low = spec.range ? static_cast<std::int64_t>(spec.range->low) : 0;
+    const auto high = spec.range ? static_cast<std::int64_t>(spec.range->high) : 100;
+    tensor = at::randint(low, high, spec.shape, generator, options.dtype(c10::ScalarType::Long));
   }
   return tensor.to(device, spec.dtype);
 }

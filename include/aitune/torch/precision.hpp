@@ -7,6 +7,7 @@
 /// `--tolerance` options parse into these.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/option_text.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/tolerance.hpp"
@@ -15,7 +16,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,18 +23,9 @@
 
 namespace aitune::lt {
 
-/// The precisions a candidate may compute in, by their short names.
-inline constexpr std::string_view known_precisions[] = {"fp32", "bf16", "fp16"};
-
-/// `fp32`, `bf16` or `fp16` (also `float32`, `bfloat16`, `float16`). Throws ConfigError naming
-/// the allowed values otherwise.
-[[nodiscard]] inline std::string parse_precision(std::string_view text) {
-  if (text == "fp32" || text == "float32") return "fp32";
-  if (text == "bf16" || text == "bfloat16") return "bf16";
-  if (text == "fp16" || text == "float16") return "fp16";
-  throw ConfigError(fmt::format("unknown precision '{}': expected one of {}", text,
-                                fmt::join(known_precisions, ", ")));
-}
+// The precision names and the tolerance syntax are parsed torch-free (core/option_text.hpp).
+using aitune::known_precisions;
+using aitune::parse_precision;
 
 /// The precision `candidate` computes in: its reduced precision, else fp32.
 [[nodiscard]] inline std::string precision_of(const AnyBackend& candidate) {
@@ -76,34 +67,15 @@ struct ToleranceOverride {
   Tolerance tolerance{};
 };
 
-namespace detail {
-inline double parse_tolerance_value(std::string_view text, std::string_view whole) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !(value >= 0.0) || value > 1e6) {
-    throw ConfigError(fmt::format("bad tolerance '{}': expected [PRECISION:]RTOL[,SCALE_ATOL] "
-                                  "with non-negative numbers, e.g. 'bf16:0.05' or '1e-3,1e-4'",
-                                  whole));
-  }
-  return value;
-}
-}  // namespace detail
-
-/// Parses `[PRECISION:]RTOL[,SCALE_ATOL]`: `1e-3` (both terms, every precision), `bf16:0.05`,
-/// `fp32:1e-3,1e-5`. SCALE_ATOL is relative to the largest |value| of each output tensor
-/// (tolerance.hpp); it defaults to RTOL.
+/// Parses `[PRECISION:]RTOL[,SCALE_ATOL]` (parse_tolerance_text): `1e-3` (both terms, every
+/// precision), `bf16:0.05`, `fp32:1e-3,1e-5`. SCALE_ATOL is relative to the largest |value| of
+/// each output tensor (tolerance.hpp); it defaults to RTOL.
 [[nodiscard]] inline ToleranceOverride parse_tolerance(std::string_view text) {
+  const ToleranceText parsed = parse_tolerance_text(text);
   ToleranceOverride result;
-  std::string_view rest = text;
-  if (const auto colon = rest.find(':'); colon != std::string_view::npos) {
-    result.precision = parse_precision(rest.substr(0, colon));
-    rest = rest.substr(colon + 1);
-  }
-  const auto comma = rest.find(',');
-  result.tolerance.rtol = detail::parse_tolerance_value(rest.substr(0, comma), text);
-  result.tolerance.scale_atol = comma == std::string_view::npos
-                                    ? result.tolerance.rtol
-                                    : detail::parse_tolerance_value(rest.substr(comma + 1), text);
+  result.precision = parsed.precision;
+  result.tolerance.rtol = parsed.rtol;
+  result.tolerance.scale_atol = parsed.scale_atol;
   return result;
 }
 

@@ -1,0 +1,82 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The command line's value syntax (core/option_text.hpp): what it reads and what it refuses.
+#include <aitune/core/option_text.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace aitune;
+
+TEST_CASE("An input is dimensions, an optional dtype and an optional value range", "[options]") {
+  const InputText plain = parse_input_text("1x3x224x224");
+  CHECK(plain.shape == std::vector<std::int64_t>{1, 3, 224, 224});
+  CHECK(plain.dtype.empty());
+  CHECK_FALSE(plain.range.has_value());
+
+  const InputText tokens = parse_input_text("1x64:int64[0,30522)");
+  CHECK(tokens.shape == std::vector<std::int64_t>{1, 64});
+  CHECK(tokens.dtype == "int64");
+  REQUIRE(tokens.range.has_value());
+  CHECK(tokens.range->low == 0.0);
+  CHECK(tokens.range->high == 30522.0);
+
+  const InputText unit = parse_input_text("1x3x8x8[-0.5,1e0)");
+  CHECK(unit.dtype.empty());
+  REQUIRE(unit.range.has_value());
+  CHECK(unit.range->low == -0.5);
+  CHECK(unit.range->high == 1.0);
+}
+
+TEST_CASE("A malformed input is refused with the reason", "[options]") {
+  const auto refused = [](std::string_view text, std::string_view why) {
+    INFO(text);
+    CHECK_THROWS_AS(parse_input_text(text), ConfigError);
+    CHECK_THROWS_WITH(parse_input_text(text), Catch::Contains(std::string(why)));
+  };
+  refused("", "no dimensions");
+  refused(":int64", "no dimensions");
+  refused("1x", "'' is not a dimension");
+  refused("1xx3", "'' is not a dimension");
+  refused("1x3xfoo", "'foo' is not a dimension");
+  refused("1x+3", "'+3' is not a dimension");
+  refused("1x0", "dimension 0 is not positive");
+  refused("1x-2", "dimension -2 is not positive");
+  refused("1x3000000000", "dimension 3000000000 is too large");
+  refused("1x99999999999999999999", "is not a dimension");
+  refused("1x4:", "no dtype after ':'");
+  refused("1x4:int64[0,10]", "a range is written [LOW,HIGH)");
+  refused("1x4:int64[0,10", "a range is written [LOW,HIGH)");
+  refused("1x4:int64[10)", "two finite numbers");
+  refused("1x4[0,inf)", "two finite numbers");
+  refused("1x4[nan,1)", "two finite numbers");
+  refused("1x4[a,b)", "two finite numbers");
+  refused("1x4:int64[5,5)", "the range [LOW,HIGH) is empty");
+  refused("1x4:int64[9,3)", "the range [LOW,HIGH) is empty");
+}
+
+TEST_CASE("A tolerance is [PRECISION:]RTOL[,SCALE_ATOL]", "[options]") {
+  const ToleranceText both = parse_tolerance_text("1e-3");
+  CHECK(both.precision.empty());
+  CHECK(both.rtol == 1e-3);
+  CHECK(both.scale_atol == 1e-3);
+  const ToleranceText bf16 = parse_tolerance_text("bfloat16:0.05,1e-4");
+  CHECK(bf16.precision == "bf16");
+  CHECK(bf16.rtol == 0.05);
+  CHECK(bf16.scale_atol == 1e-4);
+  for (const std::string_view bad : {"", "-1", "1e7", "nan", "0.1,", "0.1,x", "fp8:0.1", ":0.1"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_tolerance_text(bad), ConfigError);
+  }
+}
+
+TEST_CASE("Precision names and comma-separated lists", "[options]") {
+  CHECK(parse_precision("float16") == "fp16");
+  CHECK_THROWS_WITH(parse_precision("fp8"),
+                    "unknown precision 'fp8': expected one of fp32, bf16, fp16");
+  CHECK(comma_separated("a,b,c") == std::vector<std::string_view>{"a", "b", "c"});
+  CHECK(comma_separated("a,,b,") == std::vector<std::string_view>{"a", "", "b"});
+  CHECK(comma_separated("").empty());
+}
