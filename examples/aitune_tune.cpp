@@ -2,7 +2,7 @@
 //
 // aitune-tune: tunes a model file (a torch.export .pt2 archive or a TorchScript file) on random
 // batch-size-1 inputs and prints the report. Exit codes: 0 success, 2 usage error (with the usage
-// text), 1 any other failure.
+// text), 1 any other failure, 128 + N when signal N (SIGINT, SIGTERM) stopped the tuning.
 #include <aitune/torch.hpp>
 
 #include <ATen/Parallel.h>
@@ -10,13 +10,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -66,6 +71,40 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
   --verbose            with each failure's one-line reason, log the full error (tracebacks)
   --help               this text
 )";
+
+// ---- signals: SIGINT and SIGTERM stop the tuning cleanly
+// -----------------------------------------
+//
+// The handler only records the signal and wakes a watcher thread through a pipe (both are
+// async-signal-safe); the watcher requests the stop, which the strategy honours within one call
+// of each backend. The tuning then unwinds normally: nothing is half-written, no temporary file
+// is left. The handler is reset once it has run, so a second signal ends the process at once
+// (for a model call that never returns).
+
+std::atomic<int> received_signal{0};
+int signal_pipe[2] = {-1, -1};
+
+extern "C" void record_signal(int number) {
+  received_signal.store(number);
+  const char byte = 1;
+  (void)!write(signal_pipe[1], &byte, 1);
+}
+
+void stop_on_signals(std::stop_source source) {
+  if (pipe(signal_pipe) != 0) return;  // then the signals keep their default action
+  struct sigaction action {};
+  action.sa_handler = record_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::thread([source]() mutable {
+    char byte = 0;
+    while (read(signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    source.request_stop();
+  }).detach();
+}
 
 /// A mistake in the command line: exit code 2 with the usage text.
 struct UsageError {
@@ -313,7 +352,7 @@ void write_report(const std::filesystem::path& path, nlohmann::json json,
   fmt::print(stderr, "report written to {}\n", path.string());
 }
 
-int run(const Options& options, Environment& environment) {
+int run(const Options& options, Environment& environment, std::stop_token stop) {
   using namespace aitune;
   // An output that cannot be written fails now, not after the whole tuning.
   if (options.json) check_writable(*options.json);
@@ -382,6 +421,7 @@ int run(const Options& options, Environment& environment) {
               options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
           .set_profiling(profiling)
           .enable_full_errors(options.verbose)
+          .set_stop_token(std::move(stop))
           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
@@ -429,7 +469,9 @@ int main(int argc, char** argv) {
   Environment environment = Environment::object();
   try {
     options = parse_arguments(argc, argv);
-    return run(options, environment);
+    std::stop_source stop;
+    stop_on_signals(stop);
+    return run(options, environment, stop.get_token());
   } catch (const UsageError& error) {
     if (error.message.empty()) {
       fmt::print("{}", usage_text);
@@ -437,6 +479,14 @@ int main(int argc, char** argv) {
     }
     fmt::print(stderr, "aitune-tune: {}\n\n{}", error.message, usage_text);
     return 2;
+  } catch (const aitune::CancelledError& error) {
+    const int number = received_signal.load();
+    const std::string message =
+        fmt::format("interrupted by {}: the tuning stopped before a decision",
+                    number == SIGTERM ? "SIGTERM" : "SIGINT");
+    fmt::print(stderr, "aitune-tune: {}\n", message);
+    write_failed_report(options, environment, message, error.report());
+    return 128 + (number != 0 ? number : SIGINT);
   } catch (const aitune::NoCorrectBackendError& error) {
     if (error.report()) fmt::print("\n{}", aitune::render_table(*error.report()));
     fmt::print(stderr, "aitune-tune: error: {}\n", error.what());

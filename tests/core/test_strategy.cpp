@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -598,4 +599,39 @@ TEST_CASE("A baseline whose outputs are not finite is a warning on its row", "[s
   CHECK(result.report.baseline->note == "sample 0 of 2: the reference is not finite");
   CHECK(sink.contains("WARNING: sample 0 of 2: the reference is not finite"));
   CHECK_THAT(render_table(result.report), Catch::Contains("the reference is not finite"));
+}
+
+TEST_CASE("A stop requested through the stop token cancels the tuning with its report so far",
+          "[strategy]") {
+  FakeModel model;
+  std::stop_source stop;
+  SECTION("before it starts: the baseline is prepared, no candidate is") {
+    stop.request_stop();
+    auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)},
+                                  StrategyConfig{}.set_stop_token(stop.get_token()));
+    try {
+      (void)strategy.tune(model, one_sample());
+      FAIL("tune() returned");
+    } catch (const CancelledError& error) {
+      CHECK_THAT(error.what(), Catch::Contains("the tuning was cancelled"));
+      REQUIRE(error.report() != nullptr);
+      CHECK(error.report()->candidates.empty());
+      CHECK(error.report()->decision == "the tuning was cancelled");
+    }
+  }
+  SECTION("during the measurement: it ends at the next call, without lane failures") {
+    SinkRecorder sink;
+    StrategyConfig config;
+    config.set_stop_token(stop.get_token());
+    auto strategy = MinLatencyStrategy<FakeBackend, VirtualTimer>(
+        {FakeBackend("A", 5.0), FakeBackend("B", 4.0)},
+        config.set_sink([&, lines = sink.sink()](std::string_view line) {
+          lines(line);
+          if (line.find("measuring") != std::string_view::npos) stop.request_stop();
+        }),
+        VirtualTimer(model.clock));
+    CHECK_THROWS_AS(strategy.tune(model, one_sample()), CancelledError);
+    CHECK_FALSE(sink.contains("measure failed"));
+    CHECK(strategy.baseline_result() == std::nullopt);
+  }
 }

@@ -38,12 +38,12 @@ class MeasurementError : public Error {
 
 struct TuneReport;
 
-/// Tuning ended without any backend that is both correct and measurable. It carries the report of
-/// the tuning (every candidate's reason), so a failed tuning can still be written out.
-class NoCorrectBackendError : public Error {
+/// A tuning that ended without a result. It carries the tuning's report as far as it got (every
+/// candidate's reason), so a failed tuning can still be shown and written out.
+class TuningError : public Error {
  public:
   using Error::Error;
-  NoCorrectBackendError(const std::string& message, std::shared_ptr<const TuneReport> report)
+  TuningError(const std::string& message, std::shared_ptr<const TuneReport> report)
       : Error(message), report_(std::move(report)) {}
 
   /// The tuning's report; null when the thrower had none.
@@ -51,6 +51,18 @@ class NoCorrectBackendError : public Error {
 
  private:
   std::shared_ptr<const TuneReport> report_;
+};
+
+/// Tuning ended without any backend that is both correct and measurable.
+class NoCorrectBackendError : public TuningError {
+ public:
+  using TuningError::TuningError;
+};
+
+/// The tuning was cancelled through its stop token (StrategyConfig::set_stop_token).
+class CancelledError : public TuningError {
+ public:
+  using TuningError::TuningError;
 };
 
 namespace detail {

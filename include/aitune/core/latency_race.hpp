@@ -153,6 +153,8 @@ class LatencyRace {
       const Timing timing = timer_.measure([&] { entrant.call(call_index); });
       ms = timing.ms();
       if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
+    } catch (const CancelledError&) {
+      throw;  // the whole tuning stops, not this lane
     } catch (...) {
       lane.failure = detail::current_exception_message();
       log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));

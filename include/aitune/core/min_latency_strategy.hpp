@@ -134,11 +134,14 @@ class MinLatencyStrategy {
     pre_tune(run);
     if (measures_as_it_goes()) measure(run);
     for (std::size_t index = 0; index < candidates_.size(); ++index) {
+      stop_if_cancelled(run);
       prepare_candidate(run, index);
       if (measures_as_it_goes()) measure(run);
     }
+    stop_if_cancelled(run);
     measure(run);  // the interleaved race: everything prepared, together
     run.report.measurement.calls = calls_made(run.report);
+    stop_if_cancelled(run);
     TuneResult<B> result = resolve(run);
     result.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
     post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
@@ -412,6 +415,16 @@ class MinLatencyStrategy {
     return merged;
   }
 
+  /// Ends the tuning, with its report so far, once a stop was requested.
+  void stop_if_cancelled(Run& run) {
+    if (!config_.stop_token().stop_requested()) return;
+    run.report.measurement.calls = calls_made(run.report);
+    run.report.decision = "the tuning was cancelled";
+    run.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
+    throw CancelledError(fmt::format("module '{}': the tuning was cancelled", run.report.module),
+                         std::make_shared<const TuneReport>(run.report));
+  }
+
   /// The schedule decides when to measure: the sequential one right after each prepare.
   [[nodiscard]] bool measures_as_it_goes() const noexcept {
     return config_.profiling().schedule() == Schedule::sequential;
@@ -437,6 +450,9 @@ class MinLatencyStrategy {
     try {
       measured = measure_backends(entrants, run.profiling, config_.decision(), timer_, log_,
                                   run.deadline_ms, candidates_.size());
+    } catch (const CancelledError&) {
+      stop_if_cancelled(run);
+      throw;
     } catch (...) {
       // The measurement itself failed (not one backend): every entrant is unmeasured.
       const std::string cause = fmt::format("the measurement failed: {}", failure_text());
@@ -460,6 +476,8 @@ class MinLatencyStrategy {
   Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline, double budget_ms) {
     return Entrant{std::move(name), is_baseline,
                    [this, &backend, samples = run.samples](std::size_t call) {
+                     // A cancelled tuning ends the measurement at the next call.
+                     if (config_.stop_token().stop_requested()) throw CancelledError("cancelled");
                      const std::size_t index = call % samples.size();
                      try {
                        (void)backend.infer(samples[index]);

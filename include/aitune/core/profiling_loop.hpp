@@ -79,6 +79,8 @@ template <Timer T>
       lane.kept_calls_ms = std::move(timed.measured_ms);
       lane.calls = timed.calls;
       lane.time_ms = timed.time_ms;
+    } catch (const CancelledError&) {
+      throw;  // the whole tuning stops, not this lane
     } catch (...) {
       lane.failure = detail::current_exception_message();
       log.warn(2, fmt::format("{}: measure failed: {}", entrants[i].name, *lane.failure));

@@ -8,6 +8,7 @@
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
 
+#include <stop_token>
 #include <utility>
 
 namespace aitune {
@@ -54,6 +55,15 @@ class StrategyConfig {
   }
   [[nodiscard]] bool full_errors() const noexcept { return full_errors_; }
 
+  /// Cancels the tuning when a stop is requested on `token`'s source: within one call of each
+  /// backend being measured, or at the next step. tune() then throws CancelledError with the
+  /// report so far. (A call that never returns cannot be stopped from inside the process.)
+  StrategyConfig& set_stop_token(std::stop_token token) {
+    stop_token_ = std::move(token);
+    return *this;
+  }
+  [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_token_; }
+
   /// Where progress and summary lines go (default: standard error).
   StrategyConfig& set_sink(MessageSink sink) {
     sink_ = std::move(sink);
@@ -65,6 +75,7 @@ class StrategyConfig {
   bool performance_validation_ = true;
   bool correctness_check_ = true;
   bool full_errors_ = false;
+  std::stop_token stop_token_{};
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
