@@ -47,6 +47,8 @@ TEST_CASE("A malformed input is refused with the reason", "[options]") {
   refused("1x3000000000", "dimension 3000000000 is too large");
   refused("1x99999999999999999999", "is not a dimension");
   refused("1x4:", "no dtype after ':'");
+  refused("7:b7:bf16", "'b7:bf16' is not a dtype name");
+  refused("1x4:Int64", "'Int64' is not a dtype name");
   refused("1x4:int64[0,10]", "a range is written [LOW,HIGH)");
   refused("1x4:int64[0,10", "a range is written [LOW,HIGH)");
   refused("1x4:int64[10)", "two finite numbers");

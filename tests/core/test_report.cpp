@@ -241,7 +241,7 @@ TEST_CASE("A backend type without a baseline still tunes, with a warning", "[cus
 
 TEST_CASE("JSON files are written whole or not at all, by many writers at once, and a failure "
           "names its cause",
-          "[report][json]") {
+          "[report][json][concurrency]") {
   const auto dir = std::filesystem::temp_directory_path() / "aitune_json_file_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -242,7 +243,8 @@ TEST_CASE("The tuned module runs the selected backend and rejects mismatched inp
   CHECK_THAT(tuned.selected(), Catch::Contains("()"));
 }
 
-TEST_CASE("The tuned module is safe to call from 8 threads at once", "[tuned_module]") {
+TEST_CASE("The tuned module is safe to call from 8 threads at once",
+          "[tuned_module][concurrency]") {
   const Model model{make_nested_net(), torch::kCPU};
   std::vector<Sample> samples{Sample{torch::randn({4, 16}), c10::IValue(int64_t{3})}};
   const TunedModule tuned =
@@ -276,7 +278,8 @@ TEST_CASE("The tuned module is safe to call from 8 threads at once", "[tuned_mod
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("A backend that is not thread-safe is serialised by the tuned module", "[tuned_module]") {
+TEST_CASE("A backend that is not thread-safe is serialised by the tuned module",
+          "[tuned_module][concurrency]") {
   // PerturbedOutputs over a frozen module reports the inner's thread safety; a plain
   // ScriptModuleBackend wrapped without thread_safe() must be treated as unsafe.
   struct Unsafe : BackendLifecycle<Unsafe> {
@@ -774,4 +777,32 @@ TEST_CASE("Failure matrix: every kind of faulty candidate gets a precise reason,
   CHECK((report.selected == "TorchScriptFrozen()" || report.baseline_selected));
   const c10::IValue expected = eager_output(model.module, samples[0]);
   CHECK(compare_outputs(&expected, tuned.forward(samples[0])).passed);
+}
+
+TEST_CASE("Two tunings of one model at once are independent and both correct",
+          "[strategy][concurrency]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  const c10::IValue expected = eager_output(model.module, samples[0]);
+  std::vector<std::optional<TunedModule>> tuned(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < tuned.size(); ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        tuned[t].emplace(tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()},
+                              quick_config()));
+      } catch (const std::exception& error) {
+        errors[t] = error.what();
+      }
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  for (std::size_t t = 0; t < tuned.size(); ++t) {
+    INFO("tuning " << t << ": " << errors[t]);
+    REQUIRE(tuned[t].has_value());
+    CHECK(tuned[t]->report().candidates.size() == 2);
+    CHECK(compare_outputs(&expected, tuned[t]->forward(samples[0])).passed);
+  }
 }

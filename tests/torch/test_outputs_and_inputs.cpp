@@ -389,12 +389,42 @@ TEST_CASE("A sample file outside the limits is refused before or after LibTorch 
     CHECK_THROWS_WITH(load_sample_file(path, torch::kCPU),
                       Catch::Contains("is not what torch.save writes"));
   }
-  SECTION("a zip archive LibTorch cannot read") {
+  SECTION("a sound zip archive whose pickle LibTorch cannot read") {
+    std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(image));
+    // data.pkl's first opcode, PROTO 2, becomes one that does not exist.
+    const std::string_view view(bytes.data(), bytes.size());
+    const std::size_t data = view.find(std::string_view("\x80\x02", 2));
+    REQUIRE(data != std::string_view::npos);
+    bytes[data] = '\xff';
+    CHECK_THROWS_AS(load_sample_bytes(bytes, "opcode.pt", torch::kCPU), ConfigError);
+    CHECK_THROWS_WITH(load_sample_bytes(bytes, "opcode.pt", torch::kCPU),
+                      Catch::StartsWith("LibTorch cannot read sample file 'opcode.pt'"));
+  }
+  SECTION("too short to be a zip archive") {
     const auto path = std::filesystem::temp_directory_path() / "aitune_sample_broken.pt";
     std::ofstream(path, std::ios::binary) << std::string("PK\x03\x04garbage", 11);
-    CHECK_THROWS_AS(load_sample_file(path, torch::kCPU), ConfigError);
     CHECK_THROWS_WITH(load_sample_file(path, torch::kCPU),
-                      Catch::StartsWith("LibTorch cannot read sample file"));
+                      Catch::Contains("is a damaged zip archive: too short for a zip archive"));
+  }
+  SECTION("a damaged zip archive: refused before LibTorch's zip reader sees it") {
+    // LibTorch's reader trusts the archive's offsets: a fuzzed file crashed it (SIGSEGV).
+    std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(image));
+    const std::vector<char> whole = bytes;
+    bytes.resize(bytes.size() - 30);  // the end record is gone
+    const auto path = std::filesystem::temp_directory_path() / "aitune_sample_truncated.pt";
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    CHECK_THROWS_WITH(load_sample_file(path, torch::kCPU),
+                      Catch::Contains("is a damaged zip archive: no end-of-archive record"));
+    // The central directory's offset (in the ZIP64 end record) pointing past the end.
+    std::vector<char> moved = whole;
+    const std::string_view view(moved.data(), moved.size());
+    const auto record = view.rfind(std::string_view("PK\x06\x06", 4));
+    REQUIRE(record != std::string_view::npos);
+    moved[record + 48 + 6] = '\x7f';
+    CHECK_THROWS_WITH(load_sample_bytes(moved, "moved.pt", torch::kCPU),
+                      Catch::Contains("the central directory lies outside the archive"));
+    CHECK(load_sample_bytes(whole, "whole.pt", torch::kCPU).size() == 1);
   }
   SECTION("a dict at the top") {
     c10::Dict<std::string, at::Tensor> dict;

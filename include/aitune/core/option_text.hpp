@@ -90,6 +90,13 @@ template <typename Number>
   if (colon != std::string_view::npos) {
     input.dtype = rest.substr(colon + 1);
     if (input.dtype.empty()) throw bad("no dtype after ':'");
+    // A dtype is one name: letters and digits (found by fuzzing: '7:b7:bf16' passed as the
+    // dtype 'b7:bf16').
+    for (const char c : input.dtype) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+        throw bad(fmt::format("'{}' is not a dtype name", input.dtype));
+      }
+    }
   }
   if (dims.empty()) throw bad("no dimensions");
   std::size_t start = 0;

@@ -8,6 +8,7 @@
 /// container torch.save writes - and behind it the structure a Sample may have.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/zip_structure.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
@@ -69,30 +70,22 @@ inline void check_sample_value(const c10::IValue& value, const std::string& path
       fmt::format("is a {}, which is not a tensor, number, bool, string or None", value.tagKind()));
 }
 
-}  // namespace detail
-
-/// The forward() arguments saved in `path` by `torch.save(x, path)`: x a tensor (one argument)
-/// or a tuple or list (its elements are the arguments; each a tensor, number, bool, string,
-/// None, or a tuple, list or dict of them). Tensors are moved to `device`. Throws ConfigError for
-/// a missing, oversized, non-zip or wrongly structured file, and for one LibTorch cannot read.
-[[nodiscard]] inline Sample load_sample_file(const std::filesystem::path& path, c10::Device device,
-                                             const SampleFileLimits& limits = {}) {
-  const std::string file = path.string();
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw ConfigError(fmt::format("sample file '{}' does not exist or is not a file", file));
-  }
-  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
-  if (error) throw ConfigError(fmt::format("sample file '{}': {}", file, error.message()));
+inline void check_sample_size(const std::string& file, std::uintmax_t bytes,
+                              const SampleFileLimits& limits) {
   if (bytes > limits.max_bytes) {
     throw ConfigError(fmt::format("sample file '{}' is {} bytes, more than the limit of {}", file,
                                   bytes, limits.max_bytes));
   }
-  std::vector<char> data(static_cast<std::size_t>(bytes));
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream.read(data.data(), static_cast<std::streamsize>(data.size()))) {
-    throw ConfigError(fmt::format("cannot read sample file '{}'", file));
-  }
+}
+
+}  // namespace detail
+
+/// The forward() arguments in the bytes of a sample file, named `file` in errors:
+/// load_sample_file reads the file, a fuzzer feeds bytes directly.
+[[nodiscard]] inline Sample load_sample_bytes(const std::vector<char>& data,
+                                              const std::string& file, c10::Device device,
+                                              const SampleFileLimits& limits = {}) {
+  detail::check_sample_size(file, data.size(), limits);
   // torch.save has written a zip archive since PyTorch 1.6; the legacy format is a bare pickle
   // that LibTorch's loader does not read.
   if (data.size() < 4 || std::string_view(data.data(), 4) != std::string_view("PK\x03\x04", 4)) {
@@ -100,6 +93,11 @@ inline void check_sample_value(const c10::IValue& value, const std::string& path
                                   "archive; save it with PyTorch 1.6 or newer, without "
                                   "_use_new_zipfile_serialization=False)",
                                   file));
+  }
+  // LibTorch's zip reader trusts the offsets in the archive (a damaged one crashed it when
+  // fuzzed): every record must lie inside the bytes first.
+  if (const auto problem = check_zip_structure(data)) {
+    throw ConfigError(fmt::format("sample file '{}' is a damaged zip archive: {}", file, *problem));
   }
   c10::IValue value;
   try {
@@ -126,6 +124,28 @@ inline void check_sample_value(const c10::IValue& value, const std::string& path
     sample[i] = map_tensors(sample[i], [&](const at::Tensor& tensor) { return tensor.to(device); });
   }
   return sample;
+}
+
+/// The forward() arguments saved in `path` by `torch.save(x, path)`: x a tensor (one argument)
+/// or a tuple or list (its elements are the arguments; each a tensor, number, bool, string,
+/// None, or a tuple, list or dict of them). Tensors are moved to `device`. Throws ConfigError for
+/// a missing, oversized, non-zip or wrongly structured file, and for one LibTorch cannot read.
+[[nodiscard]] inline Sample load_sample_file(const std::filesystem::path& path, c10::Device device,
+                                             const SampleFileLimits& limits = {}) {
+  const std::string file = path.string();
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError(fmt::format("sample file '{}' does not exist or is not a file", file));
+  }
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  if (error) throw ConfigError(fmt::format("sample file '{}': {}", file, error.message()));
+  detail::check_sample_size(file, bytes, limits);  // before anything is read
+  std::vector<char> data(static_cast<std::size_t>(bytes));
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream.read(data.data(), static_cast<std::streamsize>(data.size()))) {
+    throw ConfigError(fmt::format("cannot read sample file '{}'", file));
+  }
+  return load_sample_bytes(data, file, device, limits);
 }
 
 }  // namespace aitune::lt

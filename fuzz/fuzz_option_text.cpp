@@ -1,0 +1,37 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: the other option values the command reads, core/option_text.hpp: --tolerance
+// (`bf16:0.05,1e-3`) and the comma-separated --precision and --backends lists. The first byte
+// picks the parser. A parse either keeps its promises or throws ConfigError.
+#include <aitune/core/option_text.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    if (data[0] % 2 == 0) {
+      const aitune::ToleranceText tolerance = aitune::parse_tolerance_text(text);
+      if (!(tolerance.rtol >= 0.0 && tolerance.rtol <= 1e6)) std::abort();
+      if (!(tolerance.scale_atol >= 0.0 && tolerance.scale_atol <= 1e6)) std::abort();
+      if (!tolerance.precision.empty() &&
+          aitune::parse_precision(tolerance.precision) != tolerance.precision) {
+        std::abort();
+      }
+    } else {
+      std::size_t length = 0;
+      for (const std::string_view part : aitune::comma_separated(text)) {
+        if (part.find(',') != std::string_view::npos) std::abort();
+        length += part.size() + 1;
+        const std::string name = aitune::parse_precision(part);
+        if (name != "fp32" && name != "bf16" && name != "fp16") std::abort();
+      }
+      if (length > text.size() + 1) std::abort();
+    }
+  } catch (const aitune::ConfigError&) {
+  }
+  return 0;
+}

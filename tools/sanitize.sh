@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The sanitizer runs, on the primary LibTorch (PyTorch 2.x from .venv):
+#   tools/sanitize.sh address   AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)
+#                               over the whole CPU suite: core, torch and command tests
+#   tools/sanitize.sh thread    ThreadSanitizer (preset tsan) over the concurrency tests: 8 threads
+#                               on one TunedModule, two tunings at once, JSON writers at once
+#   tools/sanitize.sh all       both
+# LibTorch itself is not instrumented. Reports proven to come from inside it are suppressed, one
+# comment each, in tools/sanitizers/*.supp; any other report fails the run. Run by
+# tools/run-tests.sh (address) and before a release (all); see README "Reliability".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD/tools/sanitizers
+tools/install-deps.sh
+tools/setup-venv.sh
+
+run_address() {
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)"
+  cmake --preset sanitize >/dev/null
+  cmake --build --preset sanitize --target aitune_core_tests aitune_torch_tests aitune-tune
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_init_order=1" \
+  LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/ubsan.supp" \
+    ctest --preset sanitize -L "core|torch|cli" -LE gpu
+}
+
+run_thread() {
+  echo "== ThreadSanitizer (preset tsan), LibTorch's intra-op pool at one thread"
+  cmake --preset tsan >/dev/null
+  cmake --build --preset tsan --target aitune_core_tests aitune_torch_tests
+  # The models the torch tests read come from the fixtures; the concurrency tests need none.
+  export OMP_NUM_THREADS=1
+  export TSAN_OPTIONS="suppressions=$here/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+  build/tsan/tests/aitune_core_tests "[concurrency]"
+  build/tsan/tests/aitune_torch_tests "[concurrency]"
+}
+
+case "${1:-address}" in
+  address) run_address ;;
+  thread) run_thread ;;
+  all) run_address && run_thread ;;
+  *) echo "usage: tools/sanitize.sh [address|thread|all]" >&2; exit 2 ;;
+esac
