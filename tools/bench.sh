@@ -8,6 +8,8 @@
 #                             AOTInductor variants side by side (made first: about 30 min on 2 cores)
 #   tools/bench.sh overhead   TunedModule::forward vs calling the selected backend directly
 #   tools/bench.sh trace      real per-call latencies: noise, drift and the first call after a switch
+#   tools/bench.sh memory     resident memory over repeated tunings of one model (SqueezeNet 1.1),
+#                             and after a failed and a cancelled tuning; fails over its bound
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -17,7 +19,8 @@ case "$which" in
   models) targets=(aitune-bench-models) ;;
   overhead) targets=(aitune-bench-overhead) ;;
   trace) targets=(aitune-bench-latency-trace) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace" >&2; exit 2 ;;
+  memory) targets=(aitune-bench-memory) ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory" >&2; exit 2 ;;
 esac
 tools/install-deps.sh
 tools/setup-venv.sh
@@ -42,6 +45,9 @@ case "$which" in
     "$out/aitune-bench-models" --models-dir models --json "$out/models.json" ;;
   overhead)
     "$out/aitune-bench-overhead" "$out/overhead.json" ;;
+  memory)
+    make_models squeezenet1_1
+    "$out/aitune-bench-memory" --models-dir models --runs 4 --json "$out/memory.json" ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \

@@ -21,7 +21,7 @@ run_address() {
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_init_order=1" \
   LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/ubsan.supp" \
-    ctest --preset sanitize -L "core|torch|cli" -LE gpu
+    ctest --preset sanitize -L "core|torch|cli" -LE gpu -E "^gpu-check"
 }
 
 run_thread() {
