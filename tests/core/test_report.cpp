@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <span>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,9 @@ TEST_CASE("Confidence levels print with the digits they need to be true", "[form
   CHECK(format_level(1.0 - 2.0 * 1.7e-6) == "99.9996 %");  // beyond 4 decimals: rounded down
   CHECK(format_level(1.0 - 1e-9) == "99.9999 %");
   CHECK(format_level(std::nan("")) == "-");
+  // An unbounded interval reads the same in the table and in the sentences: never [-inf, inf].
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(format_ratio(1.0, -inf, inf) == "1.000 [-, -]");
 }
 
 TEST_CASE("Every checked candidate shows its precision and how close it came to failing, and a "

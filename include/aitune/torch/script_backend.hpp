@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,6 +43,12 @@ struct ScriptRecipe {
 };
 
 namespace detail {
+
+/// Held while a TorchScript module is cloned, frozen or optimised (see ScriptModuleBackend).
+inline std::mutex& compilation_unit_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
 
 /// Modules defined in C++ have no `training` attribute; eval() and freeze need one.
 inline void ensure_training_attributes(torch::jit::Module& module) {
@@ -191,6 +198,10 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
 
   [[nodiscard]] torch::jit::Module prepare(const Model& model) const {
     torch::NoGradGuard no_grad;
+    // Cloning, freezing and optimising add types and methods to the CompilationUnit the model's
+    // clones share, which LibTorch does not guard: two tunings of one model at once raced there
+    // (ThreadSanitizer, tools/sanitize.sh thread). Builds are rare; one at a time is cheap.
+    const std::lock_guard<std::mutex> one_at_a_time(detail::compilation_unit_mutex());
     torch::jit::Module module = model.module.clone();
     detail::ensure_training_attributes(module);
     module.eval();
