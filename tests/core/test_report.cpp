@@ -8,9 +8,9 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <span>
-#include <limits>
 #include <string>
 #include <thread>
 #include <vector>

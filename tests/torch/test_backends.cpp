@@ -790,8 +790,8 @@ TEST_CASE("Two tunings of one model at once are independent and both correct",
   for (std::size_t t = 0; t < tuned.size(); ++t) {
     threads.emplace_back([&, t] {
       try {
-        tuned[t].emplace(tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()},
-                              quick_config()));
+        tuned[t].emplace(
+            tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()}, quick_config()));
       } catch (const std::exception& error) {
         errors[t] = error.what();
       }
