@@ -72,8 +72,7 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
   --help               this text
 )";
 
-// ---- signals: SIGINT and SIGTERM stop the tuning cleanly
-// -----------------------------------------
+// ---- signals: SIGINT and SIGTERM stop the tuning cleanly ----------------------------------
 //
 // The handler only records the signal and wakes a watcher thread through a pipe (both are
 // async-signal-safe); the watcher requests the stop, which the strategy honours within one call
