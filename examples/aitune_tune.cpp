@@ -84,9 +84,15 @@ std::atomic<int> received_signal{0};
 int signal_pipe[2] = {-1, -1};
 
 extern "C" void record_signal(int number) {
+  const int saved_errno = errno;  // the interrupted thread's
   received_signal.store(number);
+  // Either signal, once handled, leaves both to their default action: the next one ends the
+  // process (SA_RESETHAND would reset only the one that arrived).
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   const char byte = 1;
   (void)!write(signal_pipe[1], &byte, 1);
+  errno = saved_errno;
 }
 
 void stop_on_signals(std::stop_source source) {
@@ -94,7 +100,7 @@ void stop_on_signals(std::stop_source source) {
   struct sigaction action {};
   action.sa_handler = record_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
+  action.sa_flags = 0;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   std::thread([source]() mutable {
@@ -477,6 +483,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     fmt::print(stderr, "aitune-tune: {}\n\n{}", error.message, usage_text);
+    // With --json given, a usage error leaves the report too (the usage text promises it for
+    // every failure): say, a backend the model lacks, or a sample whose batch is not 1.
+    write_failed_report(options, environment, error.message, nullptr);
     return 2;
   } catch (const aitune::CancelledError& error) {
     const int number = received_signal.load();

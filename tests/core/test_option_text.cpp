@@ -46,6 +46,7 @@ TEST_CASE("A malformed input is refused with the reason", "[options]") {
   refused("1x-2", "dimension -2 is not positive");
   refused("1x3000000000", "dimension 3000000000 is too large");
   refused("1x99999999999999999999", "is not a dimension");
+  refused("1x65536x65536x65536", "more than 2147483648 elements");
   refused("1x4:", "no dtype after ':'");
   refused("7:b7:bf16", "'b7:bf16' is not a dtype name");
   refused("1x4:Int64", "'Int64' is not a dtype name");

@@ -339,6 +339,12 @@ TEST_CASE("An input may say the range its random values are drawn from", "[input
                     Catch::Contains("does not fit in int64"));
   CHECK_THROWS_WITH(parse_input_spec("1x4:bool[0,2)"),
                     Catch::Contains("a bool input takes no range"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:float16[0,100000)"),
+                    Catch::Contains("does not fit in float16 (largest 65504)"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4[-1e308,1e308)"),
+                    Catch::Contains("does not fit in float32"));
+  CHECK_THROWS_WITH(parse_input_spec("1x4:float64[-1e308,1e308)"),
+                    Catch::Contains("does not fit in float64"));
 }
 
 namespace {
@@ -425,6 +431,19 @@ TEST_CASE("A sample file outside the limits is refused before or after LibTorch 
     CHECK_THROWS_WITH(load_sample_bytes(moved, "moved.pt", torch::kCPU),
                       Catch::Contains("the central directory lies outside the archive"));
     CHECK(load_sample_bytes(whole, "whole.pt", torch::kCPU).size() == 1);
+  }
+  SECTION("a second end record hidden in the comment: the one a reader follows is checked") {
+    std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(image));
+    const std::string_view view(bytes.data(), bytes.size());
+    const auto real = view.rfind(std::string_view("PK\x05\x06", 4));
+    REQUIRE(real != std::string_view::npos);
+    bytes[real + 20] = 22;  // the real record's comment: 22 bytes, a fake end record
+    bytes[real + 21] = 0;
+    const char fake[22] = {'P', 'K', 5, 6, 0, 0,      0,      0,      1,    0, 1,
+                           0,   46,  0, 0, 0, '\xff', '\xff', '\xff', 0x7f, 0, 0};
+    bytes.insert(bytes.end(), fake, fake + sizeof fake);
+    CHECK_THROWS_WITH(load_sample_bytes(bytes, "hidden.pt", torch::kCPU),
+                      Catch::Contains("the central directory lies outside the archive"));
   }
   SECTION("a dict at the top") {
     c10::Dict<std::string, at::Tensor> dict;

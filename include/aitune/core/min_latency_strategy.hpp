@@ -345,6 +345,7 @@ class MinLatencyStrategy {
         if (config_.correctness_check()) {
           for (at_sample = 0; *at_sample < run.samples.size(); ++*at_sample)
             run.reference_outputs.push_back(backend.infer(run.samples[*at_sample]));
+          at_sample.reset();
           note_reference_warnings(run, entry);
         }
       } else if (config_.correctness_check()) {

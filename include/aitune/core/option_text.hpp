@@ -46,9 +46,11 @@ struct InputText {
   std::optional<ValueRange> range;
 };
 
-/// The largest dimension an input may have (2^31): a typo such as `1x30000000000` is refused
-/// before anything is allocated.
+/// The largest dimension an input may have (2^31), and the most elements (2^31, 8 GiB of
+/// float32): a typo such as `1x30000000000` or `1x65536x65536` is refused before anything is
+/// allocated.
 inline constexpr std::int64_t max_input_dimension = std::int64_t{1} << 31;
+inline constexpr std::int64_t max_input_elements = std::int64_t{1} << 31;
 
 namespace detail {
 template <typename Number>
@@ -99,6 +101,7 @@ template <typename Number>
     }
   }
   if (dims.empty()) throw bad("no dimensions");
+  std::int64_t elements = 1;
   std::size_t start = 0;
   while (start <= dims.size()) {
     const auto end = std::min(dims.find('x', start), dims.size());
@@ -107,6 +110,10 @@ template <typename Number>
     if (!detail::parse_whole(part, value)) throw bad(fmt::format("'{}' is not a dimension", part));
     if (value < 1) throw bad(fmt::format("dimension {} is not positive", value));
     if (value > max_input_dimension) throw bad(fmt::format("dimension {} is too large", value));
+    elements *= value;  // both at most 2^31: no overflow before the check below
+    if (elements > max_input_elements) {
+      throw bad(fmt::format("more than {} elements", max_input_elements));
+    }
     input.shape.push_back(value);
     start = end + 1;
   }

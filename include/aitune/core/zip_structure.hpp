@@ -68,17 +68,22 @@ inline constexpr std::uint32_t zip64_end_locator = 0x07064b50;
   const detail::ZipBytes zip(bytes);
   constexpr std::uint64_t end_record_size = 22;
   if (zip.size() < end_record_size) return "too short for a zip archive";
-  // The end record sits at the end, followed only by its comment (at most 65535 bytes).
+  // The end record sits at the end, followed only by its comment (at most 65535 bytes). Readers
+  // (miniz, in LibTorch) take the last end-record signature in the file, so this check does too -
+  // a fake record hidden in a comment would otherwise be what the reader follows, unchecked - and
+  // its comment must reach exactly to the end.
   std::optional<std::uint64_t> end;
   const std::uint64_t last = zip.size() - end_record_size;
   for (std::uint64_t at = last + 1; at-- > 0 && last - at <= 0xFFFF;) {
-    if (zip.has_signature(at, detail::zip_end_record) &&
-        at + end_record_size + *zip.read(at + 20, 2) == zip.size()) {
+    if (zip.has_signature(at, detail::zip_end_record)) {
       end = at;
       break;
     }
   }
   if (!end) return "no end-of-archive record";
+  if (*end + end_record_size + *zip.read(*end + 20, 2) != zip.size()) {
+    return "the end-of-archive record's comment does not reach the end of the file";
+  }
   std::uint64_t entries = *zip.read(*end + 10, 2);
   std::uint64_t directory_size = *zip.read(*end + 12, 4);
   std::uint64_t directory_offset = *zip.read(*end + 16, 4);

@@ -55,10 +55,24 @@ struct InputSpec {
   spec.shape = parsed.shape;
   if (!parsed.dtype.empty()) spec.dtype = parse_dtype(parsed.dtype);
   spec.range = parsed.range;
-  if (!spec.range || at::isFloatingType(spec.dtype)) return spec;
+  if (!spec.range) return spec;
   const auto bad = [&](std::string_view why) {
     return ConfigError(fmt::format("bad input '{}': {}", text, why));
   };
+  if (at::isFloatingType(spec.dtype)) {
+    // Values drawn as doubles, then rounded to the dtype (in float16 or bfloat16 a value may
+    // round up to HIGH): the range and its width must be finite in it.
+    double largest = 0.0;
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        c10::ScalarType::Half, c10::ScalarType::BFloat16, spec.dtype, "input_range",
+        [&] { largest = static_cast<double>(std::numeric_limits<scalar_t>::max()); });
+    const auto [low, high] = *spec.range;
+    if (low < -largest || high > largest || !std::isfinite(high - low)) {
+      throw bad(fmt::format("[{},{}) does not fit in {} (largest {})", low, high,
+                            dtype_name(spec.dtype), largest));
+    }
+    return spec;
+  }
   if (spec.dtype == c10::ScalarType::Bool) throw bad("a bool input takes no range");
   const auto [low, high] = *spec.range;
   if (low != std::floor(low) || high != std::floor(high)) {
