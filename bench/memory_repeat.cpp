@@ -108,19 +108,22 @@ int main(int argc, char** argv) {
       rows.push_back({{"after", label}, {"resident_mib", mib}});
     };
     std::optional<lt::Model> kept;
-    const auto model = [&]() -> const lt::Model& {
+    // The model for the next tuning: loaded afresh, or the one kept. Called once per tuning -
+    // a second call would reload and destroy the model the first returned.
+    const auto next_model = [&]() -> const lt::Model& {
       if (reload || !kept) kept.emplace(lt::load_model(file));
       return *kept;
     };
     for (int run = 1; run <= runs; ++run) {
-      (void)lt::tune(model(), samples, candidates(model()), config(), name);
+      const lt::Model& model = next_model();
+      (void)lt::tune(model, samples, candidates(model), config(), name);
       record(fmt::format("tuning {}", run));
     }
     // A tuning where every candidate fails, and one cancelled in the middle.
     try {
       std::vector<lt::AnyBackend> canaries;
       canaries.emplace_back(lt::PerturbedOutputs(lt::TorchScriptFrozen()));
-      (void)lt::tune(model(), samples, std::move(canaries),
+      (void)lt::tune(next_model(), samples, std::move(canaries),
                      config().enable_performance_validation(false), name);
     } catch (const NoCorrectBackendError&) {
     }
@@ -130,8 +133,9 @@ int main(int argc, char** argv) {
       auto cancelling = config().set_sink([&](std::string_view line) {
         if (line.find("measuring") != std::string_view::npos) stop.request_stop();
       });
-      (void)lt::tune(model(), samples, candidates(model()),
-                     cancelling.set_stop_token(stop.get_token()), name);
+      const lt::Model& model = next_model();
+      (void)lt::tune(model, samples, candidates(model), cancelling.set_stop_token(stop.get_token()),
+                     name);
     } catch (const CancelledError&) {
     }
     record("a cancelled tuning");
