@@ -6,6 +6,7 @@
 /// it. For the LibTorch backends include <aitune/torch.hpp>.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/cached_tuning.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision_config.hpp"
 #include "aitune/core/error.hpp"
@@ -26,7 +27,9 @@
 #include "aitune/core/race_config.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/core/results.hpp"
+#include "aitune/core/sha256.hpp"
 #include "aitune/core/stop_rules.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/timer.hpp"
+#include "aitune/core/tuning_cache.hpp"
 #include "aitune/version.hpp"

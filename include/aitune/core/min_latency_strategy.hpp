@@ -148,6 +148,57 @@ class MinLatencyStrategy {
     return result;
   }
 
+  /// Hands back the backend an earlier tuning selected, without measuring anything: `earlier`
+  /// is that tuning's report (e.g. from a TuningCache). The baseline is prepared (its outputs are
+  /// the reference); the selected candidate, found by its key among this strategy's candidates,
+  /// is built and checked against it once, then activated. The report is `earlier`, with the
+  /// check's accuracy on the selected row and `cache_hit.check_time_ms` set (the caller fills
+  /// in the rest of cache_hit). Throws NoCorrectBackendError, saying why, when the selected
+  /// backend is not among the candidates, fails its build or check, or cannot be activated:
+  /// the caller then tunes afresh.
+  [[nodiscard]] TuneResult<B> reuse(const model_type& model, std::span<const sample_type> samples,
+                                    TuneReport earlier) {
+    if (samples.empty()) throw ConfigError("reuse needs at least one batch-size-1 sample");
+    if constexpr (requires { timer_.prepare(model); }) timer_.prepare(model);
+    Run run = start(model, samples, earlier.module, "reusing the earlier choice for");
+    if (earlier.baseline_selected) {
+      if constexpr (baseline_traits<B>::available) {
+        B baseline = baseline_traits<B>::make(run.model);
+        CandidateReport entry{earlier.selected, earlier.selected_key};
+        if (!prepare(run, baseline, entry, /*is_baseline=*/true) ||
+            !try_activate(baseline, entry)) {
+          release(baseline);
+          refuse_reuse(run, earlier, entry.reason);
+        }
+        return reused(run, std::move(baseline), std::move(earlier));
+      } else {
+        refuse_reuse(run, earlier, "this backend type defines no baseline");
+      }
+    }
+    std::optional<std::size_t> index;
+    for (std::size_t i = 0; i < candidates_.size() && !index; ++i) {
+      if (name_of(candidates_[i], position_of(i)).key == earlier.selected_key) index = i;
+    }
+    const auto row = std::find_if(earlier.candidates.begin(), earlier.candidates.end(),
+                                  [](const CandidateReport& c) { return c.selected; });
+    if (!index || row == earlier.candidates.end()) {
+      refuse_reuse(run, earlier, "it is not among the candidates");
+    }
+    if constexpr (!std::copy_constructible<B>) consumed_ = true;
+    pre_tune(run);  // the reference outputs
+    if (run.baseline) release(*run.baseline);
+    B candidate = take_candidate(*index);
+    CandidateReport entry{row->backend, row->key};
+    log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice", entry.backend));
+    if (!prepare(run, candidate, entry, /*is_baseline=*/false) ||
+        !try_activate(candidate, entry)) {
+      release(candidate);
+      refuse_reuse(run, earlier, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+    }
+    row->accuracy = entry.accuracy;
+    return reused(run, std::move(candidate), std::move(earlier));
+  }
+
   /// Does `result` (listed later) rank above `other`? See LatencyDecider::is_better.
   [[nodiscard]] bool is_better(const result_type& result, const result_type& other) const {
     return LatencyDecider(config_.decision(), config_.decision().alpha()).is_better(result, other);
@@ -246,7 +297,7 @@ class MinLatencyStrategy {
   // ---- the steps, in the order they run ------------------------------------------------------
 
   Run start(const model_type& model, std::span<const sample_type> samples,
-            std::string module_name) {
+            std::string module_name, std::string_view action = "tuning") {
     perf_validation_results_.clear();
     baseline_result_.reset();
     const ProfilingConfig& profiling = config_.profiling();
@@ -259,7 +310,7 @@ class MinLatencyStrategy {
     run.report.measurement.stop_detail = "nothing was measured";
     run.baseline_tail_alpha = config_.decision().alpha() /
                               static_cast<double>(std::max<std::size_t>(candidates_.size(), 1));
-    log_.info(0, fmt::format("{}: tuning module '{}' over {} candidate(s)", title,
+    log_.info(0, fmt::format("{}: {} module '{}' over {} candidate(s)", title, action,
                              run.report.module, candidates_.size()));
     return run;
   }
@@ -520,6 +571,7 @@ class MinLatencyStrategy {
     baseline_result_ = std::move(measured);
     entry.latency = baseline_result_->stats;
     entry.host_latency = host_latency_of(*baseline_result_);
+    entry.samples_ms = baseline_result_->samples_ms;
     entry.speedup = 1.0;
     log_.info(2, fmt::format("baseline {}: {} {}", entry.backend, metric_label,
                              format_metric(baseline_result_->metric())));
@@ -573,6 +625,7 @@ class MinLatencyStrategy {
     CandidateReport& entry = run.report.candidates[index];
     entry.latency = result.stats;
     entry.host_latency = host_latency_of(result);
+    entry.samples_ms = result.samples_ms;
     if (baseline_result_) {
       const double metric = result.metric();
       const double baseline_metric = baseline_result_->metric();
@@ -804,6 +857,21 @@ class MinLatencyStrategy {
       release(backend);
       return false;
     }
+  }
+
+  [[noreturn]] void refuse_reuse(const Run& run, const TuneReport& earlier, std::string_view why) {
+    log_.warn(1, fmt::format("{}: {}", earlier.selected, why));
+    throw NoCorrectBackendError(fmt::format("module '{}': the earlier choice {} cannot be reused: {}",
+                                            earlier.module, earlier.selected, why),
+                                std::make_shared<const TuneReport>(run.report));
+  }
+
+  TuneResult<B> reused(const Run& run, B backend, TuneReport earlier) {
+    earlier.cache_hit = CacheHit{"", "", timer_.now_ms() - run.start_ms};
+    log_.info(0, fmt::format("{}: reused {}{}, checked in {:.1f} s", earlier.module,
+                             earlier.selected, earlier.baseline_selected ? " (the baseline)" : "",
+                             earlier.cache_hit->check_time_ms / 1000.0));
+    return TuneResult<B>{std::move(backend), std::move(earlier)};
   }
 
   TuneResult<B> hand_back_baseline(Run& run, std::string why) {

@@ -8,6 +8,7 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision_config.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/measurement.hpp"
@@ -18,6 +19,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +83,16 @@ struct CandidateReport {
   std::vector<OutputAccuracy> accuracy{};
   bool selected = false;
   double tuning_time_ms = 0.0;  ///< time spent building, checking and measuring it
+  /// Every timed call the statistics were computed from, in milliseconds, in the order timed
+  /// (empty when not measured). In the JSON only when asked for (ReportJsonOptions).
+  std::vector<double> samples_ms{};
+};
+
+/// Where a decision came from when it was taken from a tuning cache instead of measured now.
+struct CacheHit {
+  std::string file;     ///< the cache file
+  std::string created;  ///< when the decision was measured and stored (UTC, ISO 8601)
+  double check_time_ms = 0.0;  ///< building and checking the cached choice now
 };
 
 struct TuneReport {
@@ -93,6 +106,9 @@ struct TuneReport {
   std::string decision{};  ///< why the selected backend was selected, in one sentence
   MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
+  /// Set when the decision (and every figure above) came from a tuning cache: the selected
+  /// backend was rebuilt and checked against the baseline now, not measured.
+  std::optional<CacheHit> cache_hit{};
 
   /// The candidate whose description is `backend` (the first, if several), or null.
   [[nodiscard]] const CandidateReport* find(std::string_view backend) const {
@@ -110,6 +126,15 @@ struct TuneReport {
   }
 };
 
+/// The version of the JSON report's layout (README.md, "JSON report"). 2 added schema_version,
+/// samples_ms and cache_hit.
+inline constexpr int report_schema_version = 2;
+
+/// What to_json includes beyond the summary.
+struct ReportJsonOptions {
+  bool raw_samples = false;  ///< every timed call of every backend (samples_ms)
+};
+
 namespace detail {
 
 inline nlohmann::json stats_to_json(const LatencyStats& stats) {
@@ -118,7 +143,8 @@ inline nlohmann::json stats_to_json(const LatencyStats& stats) {
           {"max", stats.max}, {"stddev", stats.stddev}, {"cv", stats.cv}};
 }
 
-inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
+inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
+                                        const ReportJsonOptions& options) {
   nlohmann::json json{
       {"backend", candidate.backend},          {"key", candidate.key},
       {"status", to_string(candidate.status)}, {"reason", candidate.reason},
@@ -156,14 +182,17 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
            {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}});
     }
   }
+  if (options.raw_samples) json["samples_ms"] = candidate.samples_ms;
   return json;
 }
 
 }  // namespace detail
 
 /// The report as JSON. The schema is documented in README.md ("JSON report").
-[[nodiscard]] inline nlohmann::json to_json(const TuneReport& report) {
-  nlohmann::json json{{"strategy", report.strategy},
+[[nodiscard]] inline nlohmann::json to_json(const TuneReport& report,
+                                            const ReportJsonOptions& options = {}) {
+  nlohmann::json json{{"schema_version", report_schema_version},
+                      {"strategy", report.strategy},
                       {"module", report.module},
                       {"selected", report.selected},
                       {"selected_key", report.selected_key},
@@ -179,13 +208,135 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
                          {"stop_reason", to_string(m.stop_reason)},
                          {"stop_detail", m.stop_detail},
                          {"confidence", m.confidence}};
-  json["baseline"] =
-      report.baseline ? detail::candidate_to_json(*report.baseline) : nlohmann::json(nullptr);
+  json["baseline"] = report.baseline ? detail::candidate_to_json(*report.baseline, options)
+                                     : nlohmann::json(nullptr);
   json["candidates"] = nlohmann::json::array();
   for (const auto& candidate : report.candidates) {
-    json["candidates"].push_back(detail::candidate_to_json(candidate));
+    json["candidates"].push_back(detail::candidate_to_json(candidate, options));
+  }
+  json["cache_hit"] = nullptr;
+  if (report.cache_hit) {
+    json["cache_hit"] = {{"file", report.cache_hit->file},
+                         {"created", report.cache_hit->created},
+                         {"check_time_ms", report.cache_hit->check_time_ms}};
   }
   return json;
+}
+
+namespace detail {
+
+/// The enumerator of `E` whose to_string is `text`; throws Error otherwise.
+template <class E, std::size_t N>
+E enum_from_json(const nlohmann::json& text, const E (&values)[N], std::string_view what) {
+  const auto name = text.get<std::string>();
+  for (const E value : values) {
+    if (to_string(value) == name) return value;
+  }
+  throw Error(fmt::format("unknown {} '{}' in a report", what, name));
+}
+
+inline std::optional<LatencyStats> stats_from_json(const nlohmann::json& json) {
+  if (json.is_null()) return std::nullopt;
+  LatencyStats stats;
+  stats.n = json.at("n").get<std::size_t>();
+  stats.mean = json.at("mean").get<double>();
+  stats.median = json.at("median").get<double>();
+  stats.p90 = json.at("p90").get<double>();
+  stats.p99 = json.at("p99").get<double>();
+  stats.min = json.at("min").get<double>();
+  stats.max = json.at("max").get<double>();
+  stats.stddev = json.at("stddev").get<double>();
+  stats.cv = json.at("cv").is_null() ? std::nan("") : json.at("cv").get<double>();
+  return stats;
+}
+
+/// A JSON null read back as the infinity to_json wrote it for.
+inline double bound_from_json(const nlohmann::json& json, double if_null) {
+  return json.is_null() ? if_null : json.get<double>();
+}
+
+inline CandidateReport candidate_from_json(const nlohmann::json& json) {
+  static constexpr CandidateStatus statuses[] = {
+      CandidateStatus::ok, CandidateStatus::build_failed, CandidateStatus::incorrect,
+      CandidateStatus::measure_failed};
+  CandidateReport row;
+  row.backend = json.at("backend").get<std::string>();
+  row.key = json.at("key").get<std::string>();
+  row.status = enum_from_json(json.at("status"), statuses, "status");
+  row.reason = json.at("reason").get<std::string>();
+  row.selected = json.at("selected").get<bool>();
+  row.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  row.latency = stats_from_json(json.at("latency_ms"));
+  row.host_latency = stats_from_json(json.at("host_latency_ms"));
+  if (!json.at("speedup").is_null()) row.speedup = json.at("speedup").get<double>();
+  if (const nlohmann::json& r = json.at("vs_baseline"); !r.is_null()) {
+    const double inf = std::numeric_limits<double>::infinity();
+    row.vs_baseline = RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
+                                  bound_from_json(r.at("ci_high"), inf),
+                                  r.at("confidence").get<double>(),
+                                  r.at("paired_rounds").get<std::size_t>()};
+  }
+  row.calls = json.at("calls").get<std::size_t>();
+  row.note = json.at("note").get<std::string>();
+  if (!json.at("precision").is_null()) row.precision = json.at("precision").get<std::string>();
+  row.reduced_precision = json.at("reduced_precision").get<bool>();
+  if (json.at("accuracy").is_array()) {
+    for (const nlohmann::json& output : json.at("accuracy")) {
+      row.accuracy.push_back(OutputAccuracy{
+          output.at("output").get<std::string>(),
+          bound_from_json(output.at("worst_error_ratio"), std::numeric_limits<double>::infinity())});
+    }
+  }
+  if (json.contains("samples_ms")) row.samples_ms = json.at("samples_ms").get<std::vector<double>>();
+  return row;
+}
+
+}  // namespace detail
+
+/// A report read back from to_json's output (the tuning cache keeps reports so). Throws
+/// aitune::Error, or nlohmann::json::exception, when `json` is not such a report.
+[[nodiscard]] inline TuneReport report_from_json(const nlohmann::json& json) {
+  static constexpr Schedule schedules[] = {Schedule::interleaved, Schedule::sequential};
+  static constexpr DecisionRule rules[] = {DecisionRule::confident_median,
+                                           DecisionRule::aitune_mean};
+  static constexpr StopReason reasons[] = {
+      StopReason::not_measured, StopReason::settled,      StopReason::looks_used,
+      StopReason::fixed_rounds, StopReason::time_budget,  StopReason::round_budget,
+      StopReason::call_budget,  StopReason::nothing_left, StopReason::stop_rule};
+  if (!json.is_object() || json.value("schema_version", 0) != report_schema_version) {
+    throw Error(fmt::format("not a report of schema {}", report_schema_version));
+  }
+  TuneReport report;
+  report.strategy = json.at("strategy").get<std::string>();
+  report.module = json.at("module").get<std::string>();
+  report.selected = json.at("selected").get<std::string>();
+  report.selected_key = json.at("selected_key").get<std::string>();
+  report.baseline_selected = json.at("baseline_selected").get<bool>();
+  report.decision = json.at("decision").get<std::string>();
+  report.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  const nlohmann::json& m = json.at("measurement");
+  report.measurement.schedule = detail::enum_from_json(m.at("schedule"), schedules, "schedule");
+  report.measurement.decision_rule =
+      detail::enum_from_json(m.at("decision_rule"), rules, "decision rule");
+  report.measurement.rounds = m.at("rounds").get<std::size_t>();
+  report.measurement.looks = m.at("looks").get<int>();
+  report.measurement.calls = m.at("calls").get<std::size_t>();
+  report.measurement.stop_reason =
+      detail::enum_from_json(m.at("stop_reason"), reasons, "stop reason");
+  report.measurement.stop_detail = m.at("stop_detail").get<std::string>();
+  report.measurement.confidence = m.at("confidence").get<double>();
+  if (!json.at("baseline").is_null()) {
+    report.baseline = detail::candidate_from_json(json.at("baseline"));
+  }
+  for (const nlohmann::json& candidate : json.at("candidates")) {
+    report.candidates.push_back(detail::candidate_from_json(candidate));
+  }
+  if (const auto hit = json.find("cache_hit"); hit != json.end() && !hit->is_null()) {
+    report.cache_hit = CacheHit{hit->at("file").get<std::string>(),
+                                hit->at("created").get<std::string>(),
+                                hit->at("check_time_ms").get<double>()};
+  }
+  return report;
 }
 
 /// The output of `row` that came closest to failing its correctness check, or null when it was
@@ -276,6 +427,13 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate) {
       break;
   }
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
+  if (report.cache_hit) {
+    out += fmt::format("from the tuning cache '{}' (measured {}): the selected backend was rebuilt "
+                       "and passed its correctness check again in {:.1f} s; nothing was measured "
+                       "now\n",
+                       report.cache_hit->file, report.cache_hit->created,
+                       report.cache_hit->check_time_ms / 1000.0);
+  }
   out += fmt::format("selected: {}{}\n", report.selected.empty() ? "none" : report.selected,
                      report.baseline_selected ? " (the baseline)" : "");
   return out;

@@ -1,0 +1,217 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The tuning cache: a JSON file of past decisions, each with the report that measured it,
+/// filed under a key that covers everything that can change the answer (the caller builds the
+/// key: for LibTorch, aitune::lt::tuning_key). A server that restarts, or a fleet of identical
+/// machines sharing the file, tunes once and afterwards only rebuilds and checks the choice.
+///
+/// The file:
+///
+///     {"schema_version": 1,
+///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "..."}}}
+///
+/// Reading needs no lock: writes are atomic renames (write_json_file), so a reader sees an old
+/// or a new file, never half of one. Storing reads, merges and writes under an exclusive flock(2)
+/// on `<file>.lock`, so entries for other models survive two processes storing at once. That
+/// holds on local file systems and on NFS (Linux maps flock to NFS byte-range locks); not on
+/// file systems without locks (some FUSE mounts), where the last writer wins. A file this
+/// version cannot read is a warning, never an error: a corrupt or truncated one is ignored and,
+/// when a new entry is stored, kept as `<file>.corrupt-<time>` first; one written by a newer
+/// schema is ignored and left as it is (nothing is stored in it).
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/json_file.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/sha256.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace aitune {
+
+/// The version of the cache file's layout this library reads and writes.
+inline constexpr int tuning_cache_schema_version = 1;
+
+/// A decision the cache holds: what it was tuned for, the report (to_json) and when.
+struct CachedTuning {
+  nlohmann::json key;
+  nlohmann::json report;
+  std::string created;  ///< UTC, ISO 8601
+};
+
+namespace detail {
+
+/// The current time as `2026-11-30T18:54:06Z`.
+inline std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+/// An exclusive flock(2) on a file, released when it goes out of scope.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) {
+      throw Error(fmt::format("cannot lock '{}': {}", path.string(), std::strerror(errno)));
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const std::string cause = std::strerror(errno);
+      ::close(fd_);
+      throw Error(fmt::format("cannot lock '{}': {}", path.string(), cause));
+    }
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() { ::close(fd_); }  // closing releases the lock
+
+ private:
+  int fd_;
+};
+
+}  // namespace detail
+
+class TuningCache {
+ public:
+  /// A cache in `path` (created on the first store). Warnings (an unreadable file) go to `sink`.
+  explicit TuningCache(std::filesystem::path path, MessageSink sink = stderr_sink())
+      : path_(std::move(path)), log_(std::move(sink)) {}
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+  /// The name an entry is filed under: the SHA-256 of the key's JSON text (nlohmann orders an
+  /// object's members by name, so equal keys give equal text).
+  [[nodiscard]] static std::string entry_id(const nlohmann::json& key) {
+    return sha256_hex(key.dump());
+  }
+
+  /// The decision stored for `key`, if the file holds one. A file that cannot be read is a
+  /// warning (once per TuningCache) and a miss.
+  [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key) const {
+    const Loaded loaded = load();
+    if (loaded.state != State::usable) return std::nullopt;
+    const nlohmann::json& entries = loaded.document.at("entries");
+    const auto found = entries.find(entry_id(key));
+    if (found == entries.end()) return std::nullopt;
+    const nlohmann::json& entry = *found;
+    if (!entry.is_object() || !entry.contains("key") || !entry.contains("report") ||
+        !entry.at("report").is_object() || entry.at("key") != key) {
+      warn_once(fmt::format("tuning cache '{}': the entry for this key is damaged: ignored, and "
+                            "replaced once this tuning is stored",
+                            path_.string()));
+      return std::nullopt;
+    }
+    const auto created = entry.find("created");
+    return CachedTuning{entry.at("key"), entry.at("report"),
+                        created != entry.end() && created->is_string() ? created->get<std::string>()
+                                                                       : std::string()};
+  }
+
+  /// Stores `report` (to_json of a TuneReport) under `key`, replacing an entry for the same key
+  /// and keeping every other. Throws aitune::Error when the file cannot be written.
+  void store(const nlohmann::json& key, nlohmann::json report) const {
+    if (path_.has_parent_path()) {
+      std::error_code ignored;
+      std::filesystem::create_directories(path_.parent_path(), ignored);
+    }
+    const detail::FileLock lock(lock_path());
+    Loaded loaded = load();
+    if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
+    if (loaded.state == State::unreadable) {
+      const std::filesystem::path kept =
+          path_.string() + ".corrupt-" + detail::utc_now_iso8601();
+      std::error_code moved;
+      std::filesystem::rename(path_, kept, moved);
+      if (moved) {
+        throw Error(fmt::format("tuning cache '{}' cannot be read and cannot be moved aside: {}",
+                                path_.string(), moved.message()));
+      }
+      log_.info(0, fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
+    }
+    if (loaded.state != State::usable) {
+      loaded.document = {{"schema_version", tuning_cache_schema_version},
+                         {"entries", nlohmann::json::object()}};
+    }
+    loaded.document["entries"][entry_id(key)] = {
+        {"key", key}, {"report", std::move(report)}, {"created", detail::utc_now_iso8601()}};
+    write_json_file(path_, loaded.document);
+  }
+
+ private:
+  enum class State { missing, usable, unreadable, newer };
+
+  struct Loaded {
+    State state = State::missing;
+    nlohmann::json document{};
+  };
+
+  [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
+
+  Loaded load() const {
+    std::error_code error;
+    if (!std::filesystem::exists(path_, error)) return {};
+    std::ifstream in(path_, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) return unreadable("it cannot be read");
+    nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, false);
+    if (document.is_discarded()) {
+      return unreadable(text.str().empty() ? "it is empty" : "it is not valid JSON (truncated?)");
+    }
+    if (!document.is_object() || !document.contains("schema_version") ||
+        !document["schema_version"].is_number_integer()) {
+      return unreadable("it has no schema_version: not a tuning cache");
+    }
+    const auto version = document["schema_version"].get<long long>();
+    if (version > tuning_cache_schema_version) {
+      warn_once(fmt::format("tuning cache '{}' was written by a newer aitune (schema {}; this one "
+                            "reads {}): ignored, and left as it is",
+                            path_.string(), version, tuning_cache_schema_version));
+      return {State::newer};
+    }
+    if (version < 1 || !document.contains("entries") || !document["entries"].is_object()) {
+      return unreadable("it has no entries object");
+    }
+    return {State::usable, std::move(document)};
+  }
+
+  Loaded unreadable(std::string_view why) const {
+    warn_once(fmt::format("tuning cache '{}' is unusable ({}): ignored; it is kept as "
+                          "'{}.corrupt-<time>' when this tuning is stored",
+                          path_.string(), why, path_.string()));
+    return {State::unreadable};
+  }
+
+  void warn_once(const std::string& text) const {
+    if (!warned_.exchange(true)) log_.warn(0, text);
+  }
+
+  std::filesystem::path path_;
+  Logger log_;
+  mutable std::atomic<bool> warned_{false};
+};
+
+}  // namespace aitune

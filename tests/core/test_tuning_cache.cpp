@@ -1,0 +1,290 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The tuning cache: SHA-256, the file (merge, lock, damaged files), reports read back, and
+// tune_with_cache on fake backends.
+#include "support/fake_backend.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::testing;
+
+namespace {
+
+/// A fresh folder for one test, unique to this process.
+std::filesystem::path fresh_folder(std::string_view name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("aitune_cache_test_{}_{}", name, ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_text(const std::filesystem::path& path, std::string_view text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::size_t count_warnings(const SinkRecorder& recorder) {
+  std::size_t warnings = 0;
+  for (const auto& line : *recorder.lines) {
+    if (line.find("WARNING") != std::string::npos) ++warnings;
+  }
+  return warnings;
+}
+
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files.push_back(entry.path());
+  return files;
+}
+
+const nlohmann::json key_a{{"model", "a"}, {"inputs", {"1x3"}}};
+const nlohmann::json key_b{{"model", "b"}, {"inputs", {"1x3"}}};
+const nlohmann::json report_a{{"selected", "A"}};
+
+}  // namespace
+
+TEST_CASE("SHA-256 gives the FIPS 180-4 digests, across block boundaries", "[cache]") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 million;
+  for (int i = 0; i < 1000; ++i)
+    million.update(std::string(1000, 'a'));  // pieces that straddle blocks
+  CHECK(million.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+
+  const auto dir = fresh_folder("sha");
+  write_text(dir / "f", "abc");
+  CHECK(sha256_file(dir / "f") == sha256_hex("abc"));
+  CHECK_THROWS_WITH(sha256_file(dir / "missing"), Catch::Contains("missing"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The cache finds what was stored under the same key only, and keeps other entries",
+          "[cache]") {
+  const auto dir = fresh_folder("basic");
+  SinkRecorder recorder;
+  const TuningCache cache(dir / "sub" / "cache.json", recorder.sink());
+  CHECK_FALSE(cache.find(key_a));  // no file yet: a plain miss
+  cache.store(key_a, report_a);
+  cache.store(key_b, {{"selected", "B"}});
+  cache.store(key_a, {{"selected", "A2"}});  // replaces a's entry
+
+  const auto a = cache.find(key_a);
+  REQUIRE(a);
+  CHECK(a->report["selected"] == "A2");
+  CHECK(a->key == key_a);
+  CHECK(a->created.size() == 20);  // 2026-11-30T18:54:06Z
+  REQUIRE(cache.find(key_b));
+  CHECK(cache.find(key_b)->report["selected"] == "B");
+  nlohmann::json other_key = key_a;
+  other_key["inputs"] = {"1x4"};
+  CHECK_FALSE(cache.find(other_key));
+
+  const auto document = nlohmann::json::parse(read_text(cache.path()));
+  CHECK(document["schema_version"] == tuning_cache_schema_version);
+  CHECK(document["entries"].size() == 2);
+  CHECK(count_warnings(recorder) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside, then replaced",
+          "[cache]") {
+  const auto dir = fresh_folder("corrupt");
+  const auto path = dir / "cache.json";
+  const std::string bad = GENERATE(std::string(R"({"schema_version": 1, "entries": {"ab)"),
+                                   std::string("\x00\x01garbage", 9), std::string(""),
+                                   std::string("[1, 2, 3]"),
+                                   std::string(R"({"schema_version": 1, "entries": [1]})"));
+  write_text(path, bad);
+  SinkRecorder recorder;
+  const TuningCache cache(path, recorder.sink());
+  CHECK_FALSE(cache.find(key_a));
+  cache.store(key_a, report_a);
+  CHECK(count_warnings(recorder) == 1);
+  CHECK(recorder.contains("is unusable"));
+  REQUIRE(cache.find(key_a));
+
+  // The unreadable file is kept, byte for byte, beside the new one.
+  std::size_t kept = 0;
+  for (const auto& file : files_in(dir)) {
+    if (file.filename().string().starts_with("cache.json.corrupt-")) {
+      ++kept;
+      CHECK(read_text(file) == bad);
+    }
+  }
+  CHECK(kept == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache of a newer schema is a warning and is left as it is", "[cache]") {
+  const auto dir = fresh_folder("newer");
+  const auto path = dir / "cache.json";
+  const std::string newer = R"({"schema_version": 99, "entries": {}, "shards": []})";
+  write_text(path, newer);
+  SinkRecorder recorder;
+  const TuningCache cache(path, recorder.sink());
+  CHECK_FALSE(cache.find(key_a));
+  cache.store(key_a, report_a);
+  CHECK(read_text(path) == newer);
+  CHECK(count_warnings(recorder) == 1);
+  CHECK(recorder.contains("newer aitune (schema 99; this one reads 1)"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A damaged entry is a warning and a miss", "[cache]") {
+  const auto dir = fresh_folder("entry");
+  const auto path = dir / "cache.json";
+  write_text(path, fmt::format(R"({{"schema_version": 1, "entries": {{"{}": {{"key": 3}}}}}})",
+                               TuningCache::entry_id(key_a)));
+  SinkRecorder recorder;
+  const TuningCache cache(path, recorder.sink());
+  CHECK_FALSE(cache.find(key_a));
+  CHECK(recorder.contains("the entry for this key is damaged"));
+  cache.store(key_a, report_a);
+  CHECK(cache.find(key_a));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Writers storing at once lose no entry", "[cache][concurrency]") {
+  const auto dir = fresh_folder("writers");
+  const auto path = dir / "cache.json";
+  constexpr int writers = 6;
+  constexpr int each = 8;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      const TuningCache cache(path, null_sink());  // its own lock file descriptor, as a process
+      for (int i = 0; i < each; ++i)
+        cache.store({{"writer", w}, {"i", i}}, {{"selected", fmt::format("{}-{}", w, i)}});
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  const TuningCache cache(path, null_sink());
+  for (int w = 0; w < writers; ++w) {
+    for (int i = 0; i < each; ++i) {
+      const auto found = cache.find({{"writer", w}, {"i", i}});
+      REQUIRE(found);
+      CHECK(found->report["selected"] == fmt::format("{}-{}", w, i));
+    }
+  }
+  // Only the cache and its lock file: no temporary left.
+  CHECK(files_in(dir).size() == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A report reads back from its JSON as it was written", "[cache][report]") {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)});
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  const nlohmann::json json = to_json(report, {.raw_samples = true});
+  CHECK(json["schema_version"] == report_schema_version);
+  CHECK(json["candidates"][1]["samples_ms"].size() == report.candidates[1].latency->n);
+  CHECK_FALSE(to_json(report).at("candidates")[1].contains("samples_ms"));
+  const TuneReport back = report_from_json(json);
+  CHECK(to_json(back, {.raw_samples = true}) == json);
+  CHECK(render_table(back) == render_table(report));
+
+  nlohmann::json broken = json;
+  broken["candidates"][0]["status"] = "splendid";
+  CHECK_THROWS_WITH(report_from_json(broken), Catch::Contains("unknown status 'splendid'"));
+  broken = json;
+  broken["schema_version"] = 1;
+  CHECK_THROWS_WITH(report_from_json(broken), Catch::Contains("not a report of schema"));
+}
+
+TEST_CASE("tune_with_cache tunes on a miss, then rebuilds and checks the choice without measuring",
+          "[cache][strategy]") {
+  const auto dir = fresh_folder("tune");
+  SinkRecorder recorder;
+  const TuningCache cache(dir / "cache.json", recorder.sink());
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+
+  auto first_strategy = make_strategy(model, candidates, {}, &recorder);
+  auto first = tune_with_cache(first_strategy, cache, key_a, model, one_sample(), "net");
+  CHECK(first.report.selected == "Fast()");
+  CHECK_FALSE(first.report.cache_hit);
+  REQUIRE(cache.find(key_a));
+
+  const double before = model.clock->now_ms();
+  auto second_strategy = make_strategy(model, candidates, {}, &recorder);
+  auto second = tune_with_cache(second_strategy, cache, key_a, model, one_sample(), "net");
+  CHECK(second.report.selected == "Fast()");
+  CHECK(second.backend.is_active());
+  CHECK(second.backend.calls() == one_sample().size());  // the check's one pass, no timing
+  REQUIRE(second.report.cache_hit);
+  CHECK(second.report.cache_hit->file == cache.path().string());
+  CHECK(second.report.cache_hit->created == cache.find(key_a)->created);
+  CHECK(second.report.measurement.calls == first.report.measurement.calls);  // the figures kept
+  // Only the baseline's and the choice's check ran on the clock: 10 ms + 2 ms.
+  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(12.0));
+  CHECK(render_table(second.report).find("from the tuning cache") != std::string::npos);
+
+  // A key that differs (another model, shape, candidate set) is a miss and a tuning.
+  auto third_strategy = make_strategy(model, candidates, {}, &recorder);
+  auto third = tune_with_cache(third_strategy, cache, key_b, model, one_sample(), "net");
+  CHECK_FALSE(third.report.cache_hit);
+  CHECK(count_warnings(recorder) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cached choice that fails its check now is a warning, a tuning and a replaced entry",
+          "[cache][strategy]") {
+  const auto dir = fresh_folder("stale");
+  SinkRecorder recorder;
+  const TuningCache cache(dir / "cache.json", recorder.sink());
+  FakeModel model;
+  auto first_strategy =
+      make_strategy(model, {FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)}, {}, &recorder);
+  CHECK(tune_with_cache(first_strategy, cache, key_a, model, one_sample(), "net").report.selected ==
+        "Fast()");
+
+  // Same key, but "Fast" now computes wrong outputs (say, a driver update broke it).
+  FakeBehaviour broken;
+  broken.name = "Fast";
+  broken.latencies_ms = {2.0};
+  broken.output_offset = 0.5;
+  auto second_strategy =
+      make_strategy(model, {FakeBackend("Slow", 8.0), FakeBackend(broken)}, {}, &recorder);
+  auto second = tune_with_cache(second_strategy, cache, key_a, model, one_sample(), "net");
+  CHECK_FALSE(second.report.cache_hit);
+  CHECK(second.report.selected == "Slow()");
+  CHECK(count_warnings(recorder) >= 1);
+  CHECK(recorder.contains("cannot be reused: incorrect"));
+  CHECK(cache.find(key_a)->report["selected"] == "Slow()");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cached baseline decision rebuilds only the baseline", "[cache][strategy]") {
+  const auto dir = fresh_folder("baseline");
+  const TuningCache cache(dir / "cache.json", null_sink());
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 30.0)};
+  auto first_strategy = make_strategy(model, candidates);
+  CHECK(tune_with_cache(first_strategy, cache, key_a, model, one_sample())
+            .report.baseline_selected);
+  auto second_strategy = make_strategy(model, candidates);
+  auto second = tune_with_cache(second_strategy, cache, key_a, model, one_sample());
+  CHECK(second.report.baseline_selected);
+  REQUIRE(second.report.cache_hit);
+  CHECK(second.backend.describe() == "TorchEager()");
+  CHECK(second.backend.calls() == 1);
+  std::filesystem::remove_all(dir);
+}
