@@ -9,6 +9,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
   libtorch-dev                             # the oldest supported LibTorch (1.13, CPU)
   python3-torch python3-torchvision        # to trace its real models at set-up (random weights)
+  librsvg2-bin                             # rsvg-convert: the tests render the SVG report
   "$@"
 )
 

@@ -26,6 +26,8 @@
 #include "aitune/core/profiling_loop.hpp"
 #include "aitune/core/race_config.hpp"
 #include "aitune/core/report.hpp"
+#include "aitune/core/report_markdown.hpp"
+#include "aitune/core/report_svg.hpp"
 #include "aitune/core/results.hpp"
 #include "aitune/core/sha256.hpp"
 #include "aitune/core/stop_rules.hpp"

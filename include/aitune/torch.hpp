@@ -23,3 +23,4 @@
 #include "aitune/torch/tolerance.hpp"
 #include "aitune/torch/tune.hpp"
 #include "aitune/torch/tuned_module.hpp"
+#include "aitune/torch/tuning_key.hpp"

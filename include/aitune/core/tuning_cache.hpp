@@ -112,13 +112,15 @@ class TuningCache {
   /// warning (once per TuningCache) and a miss.
   [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key) const {
     const Loaded loaded = load();
+    // As it reads back from the file: infinities become null, integers may change kind.
+    const nlohmann::json wanted = nlohmann::json::parse(key.dump());
     if (loaded.state != State::usable) return std::nullopt;
     const nlohmann::json& entries = loaded.document.at("entries");
-    const auto found = entries.find(entry_id(key));
+    const auto found = entries.find(entry_id(wanted));
     if (found == entries.end()) return std::nullopt;
     const nlohmann::json& entry = *found;
     if (!entry.is_object() || !entry.contains("key") || !entry.contains("report") ||
-        !entry.at("report").is_object() || entry.at("key") != key) {
+        !entry.at("report").is_object() || entry.at("key") != wanted) {
       warn_once(fmt::format("tuning cache '{}': the entry for this key is damaged: ignored, and "
                             "replaced once this tuning is stored",
                             path_.string()));

@@ -17,12 +17,14 @@
 #include <fmt/format.h>
 
 #include <concepts>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace aitune::lt {
 
@@ -101,6 +103,11 @@ class AnyBackend {
     return *this;
   }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
+  /// The files the backend loads at build (an AOTInductor package), for the tuning cache's key:
+  /// `loaded_files()` of the wrapped backend when it has one, else none.
+  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
+    return impl_->loaded_files();
+  }
 
   /// The wrapped backend, if it is a `B` (else null).
   template <class B>
@@ -122,6 +129,7 @@ class AnyBackend {
     virtual std::string key() const = 0;
     virtual OutputPolicy output_policy() const = 0;
     virtual bool thread_safe() const = 0;
+    virtual std::vector<std::filesystem::path> loaded_files() const = 0;
   };
 
   template <class B>
@@ -156,6 +164,13 @@ class AnyBackend {
         return backend.thread_safe();
       } else {
         return false;
+      }
+    }
+    std::vector<std::filesystem::path> loaded_files() const override {
+      if constexpr (requires { backend.loaded_files(); }) {
+        return backend.loaded_files();
+      } else {
+        return {};
       }
     }
 

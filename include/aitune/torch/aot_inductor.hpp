@@ -79,6 +79,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   [[nodiscard]] std::string key() const {
     return fmt::format("aoti:{}:{}", package_.string(), model_name_);
   }
+  /// The package it loads: the tuning cache's key covers its content.
+  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const { return {package_}; }
   /// Inductor fuses and reorders work like the other compiled variants; a reduced-precision
   /// compilation gets that precision's tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {

@@ -127,4 +127,19 @@ struct InputSpec {
   return sample;
 }
 
+/// Each argument of `sample` as the report shows it: `1x3x224x224`, `1x64:int64` for a tensor,
+/// the value itself for anything else.
+[[nodiscard]] inline std::vector<std::string> describe_sample(const Sample& sample) {
+  std::vector<std::string> arguments;
+  for (const c10::IValue& argument : sample) {
+    if (argument.isTensor()) {
+      const at::Tensor& tensor = argument.toTensor();
+      arguments.push_back(InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
+    } else {
+      arguments.push_back(c10::str(argument));
+    }
+  }
+  return arguments;
+}
+
 }  // namespace aitune::lt

@@ -64,6 +64,8 @@ struct Model {
   std::optional<Pt2Archive> archive{};
   /// False when `module` is empty: a model loaded from a `.pt2` archive alone.
   bool has_torchscript = true;
+  /// The file it was loaded from (load_model); empty for a module made in memory.
+  std::filesystem::path source{};
 
   [[nodiscard]] bool is_exported() const noexcept { return archive.has_value(); }
 };
@@ -205,10 +207,13 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     model.device = device;
     model.archive = std::move(archive);
     model.has_torchscript = false;
+    model.source = path;
     return model;
   }
   try {
-    return Model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device};
+    Model model{torch::jit::load(path.string(), c10::Device(c10::kCPU)), device};
+    model.source = path;
+    return model;
   } catch (const c10::Error& cause) {
     throw Error(fmt::format("'{}' is neither a torch.export .pt2 archive nor a TorchScript model "
                             "LibTorch {}.{} can load: {}",

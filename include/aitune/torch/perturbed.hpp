@@ -12,10 +12,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace aitune::lt {
 
@@ -34,6 +36,9 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
 
   [[nodiscard]] std::string describe() const {
     return fmt::format("PerturbedOutputs({}, magnitude={})", inner_.describe(), magnitude_);
+  }
+  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
+    return inner_.loaded_files();
   }
   [[nodiscard]] std::string key() const {
     return fmt::format("perturbed:{}:{}", magnitude_, inner_.key());

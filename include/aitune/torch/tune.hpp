@@ -4,8 +4,10 @@
 /// @file
 /// One call from a model to a TunedModule, and the default candidate list for a device.
 
+#include "aitune/core/cached_tuning.hpp"
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/strategy_config.hpp"
+#include "aitune/core/tuning_cache.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/cuda_graph.hpp"
@@ -13,6 +15,7 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tuned_module.hpp"
+#include "aitune/torch/tuning_key.hpp"
 
 #include <string>
 #include <utility>
@@ -70,6 +73,32 @@ namespace aitune::lt {
                                       StrategyConfig config = {},
                                       std::string module_name = "model") {
   return tune(model, samples, default_candidates(model), std::move(config), std::move(module_name));
+}
+
+/// The call for a server's start-up: the decision `cache` holds for this model, inputs,
+/// machine, candidates and settings (tuning_key), rebuilt and checked against the baseline once
+/// with no measurement; or, on a miss, a tuning whose decision is then stored. A cached choice
+/// that fails its check now is a warning and a tuning that replaces the entry; an unreadable
+/// cache file is a warning (config's sink) and a tuning. The report says which happened
+/// (TuneReport::cache_hit).
+[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
+                                      const TuningCache& cache, std::vector<AnyBackend> candidates,
+                                      StrategyConfig config = {},
+                                      std::string module_name = "model") {
+  const nlohmann::json key = tuning_key(model, samples, candidates, config);
+  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
+  return TunedModule(
+      tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
+                      std::move(module_name)),
+      samples);
+}
+
+/// As above over default_candidates(model).
+[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
+                                      const TuningCache& cache, StrategyConfig config = {},
+                                      std::string module_name = "model") {
+  return tune(model, samples, cache, default_candidates(model), std::move(config),
+              std::move(module_name));
 }
 
 }  // namespace aitune::lt

@@ -1,0 +1,131 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The report as GitHub-flavoured markdown, for pull requests and issue comments: the decision
+/// first, then one table row per backend, the reasons, how it was measured and, when given, the
+/// environment.
+
+#include "aitune/core/format.hpp"
+#include "aitune/core/report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+namespace aitune {
+
+namespace detail {
+
+/// `text` made safe inside a markdown table cell.
+inline std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// The report as markdown. `environment` (an object of scalars, e.g. the device and versions)
+/// is listed at the end when it is not null.
+[[nodiscard]] inline std::string render_markdown(const TuneReport& report,
+                                                 const nlohmann::json& environment = nullptr) {
+  using detail::markdown_cell;
+  std::string md = fmt::format("### {}: module `{}` (batch size 1)\n\n", report.strategy,
+                               markdown_cell(report.module));
+  const CandidateReport* selected = report.selected_candidate();
+  if (report.selected.empty()) {
+    md += "**No backend was selected.**";
+  } else if (report.baseline_selected) {
+    md += fmt::format("**Selected `{}`, the baseline.**", markdown_cell(report.selected));
+  } else if (selected != nullptr && selected->speedup && report.baseline) {
+    md += fmt::format("**Selected `{}`: {} faster than the baseline `{}`.**",
+                      markdown_cell(report.selected), format_speedup(*selected->speedup),
+                      markdown_cell(report.baseline->backend));
+  } else {
+    md += fmt::format("**Selected `{}`.**", markdown_cell(report.selected));
+  }
+  if (!report.decision.empty()) md += fmt::format(" Why: {}.", markdown_cell(report.decision));
+  md += "\n\n";
+  const bool with_ratios = report.measurement.confidence > 0.0;
+  md += fmt::format("| | backend | role | status | median (ms) | p90 (ms) | cv | {} | speedup | "
+                    "calls | precision | error/tol |\n",
+                    with_ratios
+                        ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
+                        : std::string("ratio"));
+  md += "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|\n";
+  const auto add_row = [&](std::string_view role, const CandidateReport& row) {
+    const auto ms = [&](double LatencyStats::*field) {
+      return row.latency ? format_fixed((*row.latency).*field) : std::string("-");
+    };
+    std::string ratio = "-";
+    if (row.vs_baseline) {
+      ratio = format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high);
+    }
+    const OutputAccuracy* worst = worst_accuracy(row);
+    md += fmt::format(
+        "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), role, to_string(row.status),
+        ms(&LatencyStats::median), ms(&LatencyStats::p90),
+        row.latency && std::isfinite(row.latency->cv)
+            ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+            : std::string("-"),
+        markdown_cell(ratio), row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
+        row.precision.empty() ? std::string("-") : row.precision,
+        worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"));
+  };
+  if (report.baseline) add_row("baseline", *report.baseline);
+  for (std::size_t i = 0; i < report.candidates.size(); ++i)
+    add_row(fmt::format("#{}", i + 1), report.candidates[i]);
+
+  std::string notes;
+  const auto note = [&](const CandidateReport& row) {
+    if (!row.reason.empty()) {
+      notes += fmt::format("- `{}`: {}: {}\n", markdown_cell(row.backend), to_string(row.status),
+                           row.reason);
+    }
+    if (!row.note.empty()) notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), row.note);
+  };
+  if (report.baseline) note(*report.baseline);
+  for (const auto& candidate : report.candidates)
+    note(candidate);
+  if (!notes.empty()) md += "\n" + notes;
+
+  const MeasurementReport& m = report.measurement;
+  md += fmt::format("\nMeasured by the {} schedule and the {} rule: {} calls", to_string(m.schedule),
+                    to_string(m.decision_rule), m.calls);
+  if (m.schedule == Schedule::interleaved) {
+    md += fmt::format(" in {} rounds; {}", m.rounds,
+                      m.stop_detail.empty() ? std::string(to_string(m.stop_reason)) : m.stop_detail);
+  }
+  md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
+  if (report.cache_hit) {
+    md += fmt::format("\nFrom the tuning cache `{}` (measured {}); the selected backend was "
+                      "rebuilt and passed its correctness check again in {:.1f} s.\n",
+                      report.cache_hit->file, report.cache_hit->created,
+                      report.cache_hit->check_time_ms / 1000.0);
+  }
+  if (environment.is_object() && !environment.empty()) {
+    md += "\n<details><summary>Environment</summary>\n\n| | |\n|---|---|\n";
+    for (const auto& [name, value] : environment.items()) {
+      md += fmt::format("| {} | {} |\n", markdown_cell(name),
+                        markdown_cell(value.is_string() ? value.get<std::string>() : value.dump()));
+    }
+    md += "\n</details>\n";
+  }
+  return md;
+}
+
+}  // namespace aitune

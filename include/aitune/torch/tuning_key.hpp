@@ -1,0 +1,136 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What a LibTorch tuning's decision depends on, as JSON: the key of the tuning cache, and the
+/// environment of the report. The key covers the model's content, the inputs' shapes and dtypes,
+/// the machine (CPU model and threads; GPU, compute capability, CUDA runtime, driver and cuDNN
+/// versions), LibTorch's intra-op threads, the LibTorch and aitune versions, every candidate
+/// (its key, description, tolerance and the content of any file it loads) and the settings of
+/// the decision and the measurement. Anything else (the time of day, the path of the model
+/// file) is left out, so identical machines share entries.
+
+#include "aitune/core/sha256.hpp"
+#include "aitune/core/strategy_config.hpp"
+#include "aitune/torch/any_backend.hpp"
+#include "aitune/torch/config.hpp"
+#include "aitune/torch/inputs.hpp"
+#include "aitune/torch/model.hpp"
+#include "aitune/version.hpp"
+
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#if AITUNE_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <span>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace aitune::lt {
+
+namespace detail {
+
+/// The CPU's model name from /proc/cpuinfo, or "unknown".
+inline std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        const auto start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? std::string("unknown") : line.substr(start);
+      }
+    }
+  }
+  return "unknown";
+}
+
+}  // namespace detail
+
+/// The machine `device` is on: the CPU's model and hardware threads and, for a CUDA device, the
+/// GPU's name, compute capability, and the CUDA runtime, driver and cuDNN versions.
+[[nodiscard]] inline nlohmann::json describe_machine(c10::Device device) {
+  nlohmann::json machine{{"device", device.str()},
+                         {"cpu", detail::cpu_model_name()},
+                         {"hardware_threads", std::thread::hardware_concurrency()}};
+#if AITUNE_WITH_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
+    machine["gpu"] = properties->name;
+    machine["compute_capability"] = fmt::format("{}.{}", properties->major, properties->minor);
+    int runtime = 0;
+    int driver = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaDriverGetVersion(&driver);
+    machine["cuda_runtime"] = runtime;
+    machine["cuda_driver"] = driver;
+    machine["cudnn"] = at::detail::getCUDAHooks().versionCuDNN();
+  }
+#endif
+  return machine;
+}
+
+/// A SHA-256 of the model's content: its file's, or a module made in memory's serialized form.
+[[nodiscard]] inline std::string model_digest(const Model& model) {
+  if (!model.source.empty()) return sha256_file(model.source);
+  if (model.archive) return sha256_file(model.archive->path);
+  std::ostringstream serialized;
+  model.module.save(serialized);
+  return sha256_hex(serialized.str());
+}
+
+/// The key of a tuning of `model` on `samples` over `candidates` with `config`: see the file's
+/// comment for what it covers. Equal keys, equal decisions to expect.
+[[nodiscard]] inline nlohmann::json tuning_key(const Model& model, std::span<const Sample> samples,
+                                               const std::vector<AnyBackend>& candidates,
+                                               const StrategyConfig& config) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const Sample& sample : samples)
+    inputs.push_back(describe_sample(sample));
+  const std::string model_sha256 = model_digest(model);
+  nlohmann::json listed = nlohmann::json::array();
+  for (const AnyBackend& candidate : candidates) {
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto& file : candidate.loaded_files()) {
+      const bool is_model = model.archive && file == model.archive->path;
+      files.push_back(is_model ? model_sha256 : sha256_file(file));
+    }
+    listed.push_back({{"key", candidate.key()},
+                      {"backend", candidate.describe()},
+                      {"tolerance", candidate.output_policy().tolerance.describe()},
+                      {"files_sha256", files}});
+  }
+  const ProfilingConfig& profiling = config.profiling();
+  nlohmann::json settings{
+      {"performance_validation", config.performance_validation()},
+      {"correctness_check", config.correctness_check()},
+      {"decision", config.decision().describe()},
+      {"schedule", to_string(profiling.schedule())},
+      {"measurement", profiling.schedule() == Schedule::interleaved
+                          ? profiling.race().describe()
+                          : profiling.stop_rule().describe()},
+      {"time_budget_ms", profiling.time_budget_ms()},
+      {"candidate_time_budget_ms", profiling.candidate_time_budget_ms()}};
+  return {{"model_sha256", model_sha256},
+          {"model_format", model.is_exported() ? "torch.export" : "torchscript"},
+          {"inputs", inputs},
+          {"machine", describe_machine(model.device)},
+          {"intra_op_threads", at::get_num_threads()},
+          {"libtorch", libtorch_version()},
+          {"aitune", aitune::version},
+          {"candidates", listed},
+          {"settings", settings}};
+}
+
+}  // namespace aitune::lt
