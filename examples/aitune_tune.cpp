@@ -68,6 +68,12 @@ in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
   --no-validation      do not fall back to the baseline when no candidate beats it
   --json FILE          also write the report as JSON (schema in README.md); written also when
                        the run fails, with the error
+  --report-dir DIR     write report.json, report.md (markdown) and report.svg (a chart of each
+                       backend's latencies) into DIR
+  --raw-samples        put every timed call in the JSON report (samples_ms)
+  --cache FILE         a tuning cache: reuse the decision stored for this model, inputs,
+                       machine, candidates and settings (rebuilt and checked, not measured), or
+                       tune and store it
   --verbose            with each failure's one-line reason, log the full error (tracebacks)
   --help               this text
 )";
@@ -162,6 +168,9 @@ struct Options {
   bool validation = true;
   bool verbose = false;
   std::optional<std::filesystem::path> json;
+  std::optional<std::filesystem::path> report_dir;
+  bool raw_samples = false;
+  std::optional<std::filesystem::path> cache;
 };
 
 Options parse_arguments(int argc, char** argv) {
@@ -250,6 +259,12 @@ Options parse_arguments(int argc, char** argv) {
       options.validation = false;
     } else if (arg == "--json") {
       options.json = std::filesystem::path(value());
+    } else if (arg == "--report-dir") {
+      options.report_dir = std::filesystem::path(value());
+    } else if (arg == "--raw-samples") {
+      options.raw_samples = true;
+    } else if (arg == "--cache") {
+      options.cache = std::filesystem::path(value());
     } else if (arg.starts_with("-")) {
       throw UsageError{fmt::format("unknown option {}", arg)};
     } else if (options.model.empty()) {
@@ -331,21 +346,6 @@ std::vector<aitune::lt::Sample> make_samples(const Options& options, c10::Device
   return samples;
 }
 
-/// `1x3x224x224`, `1x64:int64`, or the value of a non-tensor argument: for the report.
-std::vector<std::string> describe_arguments(const aitune::lt::Sample& sample) {
-  std::vector<std::string> shapes;
-  for (const c10::IValue& argument : sample) {
-    if (argument.isTensor()) {
-      const at::Tensor& tensor = argument.toTensor();
-      shapes.push_back(
-          aitune::lt::InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
-    } else {
-      shapes.push_back(c10::str(argument));
-    }
-  }
-  return shapes;
-}
-
 /// What a run has learnt about where it runs, for the JSON report; filled as it goes, so a
 /// failed run's report says as much as was known.
 using Environment = nlohmann::json;
@@ -357,10 +357,43 @@ void write_report(const std::filesystem::path& path, nlohmann::json json,
   fmt::print(stderr, "report written to {}\n", path.string());
 }
 
+/// The files of --report-dir: the JSON report, the markdown and the chart.
+void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport& report,
+                      const Environment& environment, bool raw_samples) {
+  write_report(dir / "report.json", aitune::to_json(report, {.raw_samples = raw_samples}),
+               environment);
+  nlohmann::json summary = nlohmann::json::object();
+  for (const char* name : {"model", "device", "libtorch", "aitune", "intra_op_threads", "date"}) {
+    if (environment.contains(name)) summary[name] = environment[name];
+  }
+  if (environment.contains("machine")) {
+    for (const auto& [name, value] : environment["machine"].items()) {
+      if (name != "device") summary[name] = value;
+    }
+  }
+  std::ofstream(dir / "report.md") << aitune::render_markdown(report, summary);
+  const nlohmann::json machine = environment.value("machine", nlohmann::json::object());
+  const std::string subtitle = fmt::format(
+      "{} ({}), LibTorch {}, {} intra-op threads", environment.value("device", "?"),
+      machine.value("gpu", machine.value("cpu", "?")), environment.value("libtorch", "?"),
+      environment.value("intra_op_threads", 0));
+  std::ofstream(dir / "report.svg") << aitune::render_svg(report, subtitle);
+  fmt::print(stderr, "report.md and report.svg written to {}\n", dir.string());
+}
+
 int run(const Options& options, Environment& environment, std::stop_token stop) {
   using namespace aitune;
   // An output that cannot be written fails now, not after the whole tuning.
   if (options.json) check_writable(*options.json);
+  if (options.report_dir) {
+    std::error_code error;
+    std::filesystem::create_directories(*options.report_dir, error);
+    if (error) {
+      throw Error(fmt::format("cannot create the report folder '{}': {}",
+                              options.report_dir->string(), error.message()));
+    }
+    check_writable(*options.report_dir / "report.json");
+  }
   std::vector<std::string> sample_files;
   for (const auto& file : options.sample_files)
     sample_files.push_back(file.string());
@@ -368,11 +401,14 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                  {"sample_files", sample_files},
                  {"device", options.device},
                  {"libtorch", lt::libtorch_version()},
+                 {"aitune", aitune::version},
+                 {"date", utc_now_iso8601()},
                  {"cuda_timing", AITUNE_WITH_CUDA != 0},
                  {"intra_op_threads", at::get_num_threads()},
                  {"hardware_threads", std::thread::hardware_concurrency()}};
   const c10::Device device = lt::parse_device(options.device);
   environment["device"] = device.str();
+  environment["machine"] = lt::describe_machine(device);
   const lt::Model model = lt::load_model(options.model, device);
   environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
   std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
@@ -395,7 +431,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   std::vector<std::string> shapes;
   for (const auto& input : options.inputs)
     shapes.push_back(input.describe());
-  if (options.inputs.empty()) shapes = describe_arguments(samples.front());
+  if (options.inputs.empty()) shapes = lt::describe_sample(samples.front());
   environment["inputs"] = shapes;
 
   if (model.is_exported() && !lt::NativeRuntime::available()) {
@@ -429,7 +465,11 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .set_stop_token(std::move(stop))
           .set_sink(stderr_sink());
   const std::string name = options.model.stem().string();
-  const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates), config, name);
+  const lt::TunedModule tuned =
+      options.cache
+          ? lt::tune(model, samples, TuningCache(*options.cache, stderr_sink()),
+                     std::move(candidates), config, name)
+          : lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
 
   fmt::print("\n{}", render_table(report));
@@ -446,7 +486,13 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     fmt::print("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
-  if (options.json) write_report(*options.json, to_json(report), environment);
+  if (options.json) {
+    write_report(*options.json, to_json(report, {.raw_samples = options.raw_samples}),
+                 environment);
+  }
+  if (options.report_dir) {
+    write_report_dir(*options.report_dir, report, environment, options.raw_samples);
+  }
   return 0;
 }
 
@@ -454,15 +500,21 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
 /// when the tuning itself found nothing usable, its report with every candidate's reason.
 void write_failed_report(const Options& options, const Environment& environment,
                          std::string_view message, const aitune::TuneReport* report) {
-  if (!options.json) return;
-  nlohmann::json json = report ? aitune::to_json(*report) : nlohmann::json::object();
+  std::vector<std::filesystem::path> paths;
+  if (options.json) paths.push_back(*options.json);
+  if (options.report_dir) paths.push_back(*options.report_dir / "report.json");
+  nlohmann::json json =
+      report ? aitune::to_json(*report, {.raw_samples = options.raw_samples})
+             : nlohmann::json::object();
   json["error"] = message;
-  try {
-    write_report(*options.json, std::move(json), environment);
-  } catch (const std::exception& failure) {  // the original error is the one to report
-    if (message != failure.what()) {
-      fmt::print(stderr, "aitune-tune: the JSON report was not written either: {}\n",
-                 failure.what());
+  for (const auto& path : paths) {
+    try {
+      write_report(path, json, environment);
+    } catch (const std::exception& failure) {  // the original error is the one to report
+      if (message != failure.what()) {
+        fmt::print(stderr, "aitune-tune: the JSON report was not written either: {}\n",
+                   failure.what());
+      }
     }
   }
 }

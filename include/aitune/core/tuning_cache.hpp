@@ -57,9 +57,7 @@ struct CachedTuning {
   std::string created;  ///< UTC, ISO 8601
 };
 
-namespace detail {
-
-/// The current time as `2026-11-30T18:54:06Z`.
+/// The current time as `2026-11-30T18:54:06Z`: when a cache entry or a report was made.
 inline std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
@@ -68,6 +66,8 @@ inline std::string utc_now_iso8601() {
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
 }
+
+namespace detail {
 
 /// An exclusive flock(2) on a file, released when it goes out of scope.
 class FileLock {
@@ -144,7 +144,7 @@ class TuningCache {
     if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
     if (loaded.state == State::unreadable) {
       const std::filesystem::path kept =
-          path_.string() + ".corrupt-" + detail::utc_now_iso8601();
+          path_.string() + ".corrupt-" + utc_now_iso8601();
       std::error_code moved;
       std::filesystem::rename(path_, kept, moved);
       if (moved) {
@@ -158,7 +158,7 @@ class TuningCache {
                          {"entries", nlohmann::json::object()}};
     }
     loaded.document["entries"][entry_id(key)] = {
-        {"key", key}, {"report", std::move(report)}, {"created", detail::utc_now_iso8601()}};
+        {"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
     write_json_file(path_, loaded.document);
   }
 

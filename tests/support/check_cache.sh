@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# aitune-tune --cache and --report-dir on a real model, end to end:
+#   check_cache.sh AITUNE_TUNE MODEL PYTHON DIR [RSVG_CONVERT]
+# A first run tunes and stores; a second reuses the decision without measuring (same selection);
+# the same model under another name hits too; the model with one weight changed (saved by
+# PYTHON's torch), another input shape or candidate set misses; a truncated cache is one warning, kept aside, and a correct tuning; two processes
+# storing at once keep both entries; the report folder's SVG renders (when RSVG_CONVERT given).
+set -u
+tune=$1 model=$2 python=$3 dir=$4 rsvg=${5:-}
+rm -rf "$dir" && mkdir -p "$dir"
+other="$dir/changed.pt"
+"$python" - "$model" "$other" <<'PY' || { echo "FAIL: cannot make the changed model"; exit 1; }
+import sys, torch
+module = torch.jit.load(sys.argv[1])
+with torch.no_grad():
+    next(module.parameters()).add_(1e-3)
+module.save(sys.argv[2])
+PY
+cache="$dir/cache.json"
+fail=0
+failed() { echo "FAIL: $*"; fail=1; }
+# run NAME ARGS...: one tuning of the test's settings, its output in $dir/NAME.txt; the
+# candidates are $backends.
+backends=frozen,optimized,channels_last
+run() {
+  local name=$1
+  shift
+  "$tune" "$@" --time-budget 5 --backends "$backends" --cache "$cache" >"$dir/$name.txt" 2>&1
+  local code=$?
+  echo "--- $name (exit $code): $(grep -E '^selected ' "$dir/$name.txt" | tail -n 1)"
+  [ "$code" -eq 0 ] || { cat "$dir/$name.txt"; failed "$name: exit code $code"; }
+  return "$code"
+}
+hit() { grep -q "from the tuning cache" "$dir/$1.txt"; }
+selected() { grep -E '^selected: ' "$dir/$1.txt"; }
+measured() { grep -Eq "measuring [0-9]+ backend|rounds, [0-9]+ looks" "$dir/$1.txt" &&
+  ! hit "$1"; }
+
+run first "$model" --input 1x3x224x224 --report-dir "$dir/report"
+hit first && failed "first: a hit in an empty cache"
+measured first || failed "first: nothing was measured"
+run second "$model" --input 1x3x224x224 --json "$dir/second.json"
+hit second || failed "second: no cache hit"
+grep -q "rebuilding and checking the earlier choice" "$dir/second.txt" ||
+  failed "second: the choice was not rebuilt and checked"
+grep -Eq "measuring [0-9]+ backend|confirming look|: latency [0-9.]+ ms" "$dir/second.txt" &&
+  failed "second: it measured"
+[ "$(selected first)" = "$(selected second)" ] || failed "second: another selection"
+grep -q '"cache_hit": {' "$dir/second.json" || failed "second: the JSON has no cache_hit"
+
+cp "$model" "$dir/renamed.pt"
+run renamed "$dir/renamed.pt" --input 1x3x224x224
+hit renamed || failed "the same model under another name missed"
+run shape "$model" --input 1x3x160x160
+hit shape && failed "another input shape hit"
+backends=frozen,optimized run candidates "$model" --input 1x3x224x224
+hit candidates && failed "another candidate set hit"
+run model "$other" --input 1x3x224x224
+hit model && failed "the changed model hit"
+entries=$(grep -c '"created"' "$cache")
+[ "$entries" -eq 4 ] || failed "the cache holds $entries entries, expected 4"
+
+# A truncated file: one warning, the file kept aside, a correct tuning that stores afresh.
+head -c 300 "$cache" >"$dir/truncated" && cp "$dir/truncated" "$cache"
+run corrupt "$model" --input 1x3x224x224
+warnings=$(grep -c "WARNING" "$dir/corrupt.txt")
+[ "$warnings" -eq 1 ] || failed "corrupt: $warnings warnings, expected 1"
+grep -q "is unusable" "$dir/corrupt.txt" || failed "corrupt: the warning does not say why"
+hit corrupt && failed "corrupt: a hit"
+[ "$(selected corrupt)" = "$(selected first)" ] || echo "note: corrupt selected another backend"
+cmp -s "$dir/truncated" "$dir"/cache.json.corrupt-* || failed "corrupt: the old file was not kept"
+run after_corrupt "$model" --input 1x3x224x224
+hit after_corrupt || failed "after the corrupt file: no hit"
+
+# Two processes storing at once: both entries survive.
+rm -f "$cache"
+run together_a "$model" --input 1x3x224x224 &
+first_pid=$!
+run together_b "$other" --input 1x3x224x224 &
+second_pid=$!
+wait "$first_pid" || failed "together_a failed"
+wait "$second_pid" || failed "together_b failed"
+entries=$(grep -c '"created"' "$cache")
+[ "$entries" -eq 2 ] || failed "two processes at once left $entries entries, expected 2"
+
+for file in report.json report.md report.svg; do
+  [ -s "$dir/report/$file" ] || failed "--report-dir wrote no $file"
+done
+if [ -n "$rsvg" ]; then
+  "$rsvg" "$dir/report/report.svg" -o "$dir/report/report.png" || failed "the SVG does not render"
+  [ -s "$dir/report/report.png" ] || failed "the SVG rendered to nothing"
+fi
+[ -z "$(find "$dir" -name '*.tmp')" ] || failed "temporary files left"
+[ "$fail" -eq 0 ] && echo "PASS"
+exit $fail
