@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -286,5 +287,34 @@ TEST_CASE("A cached baseline decision rebuilds only the baseline", "[cache][stra
   REQUIRE(second.report.cache_hit);
   CHECK(second.backend.describe() == "TorchEager()");
   CHECK(second.backend.calls() == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("File digests are remembered while a file's identity is unchanged", "[cache]") {
+  const auto dir = fresh_folder("digests");
+  const auto model = dir / "model.bin";
+  write_text(model, "abc");
+  const TuningCache cache(dir / "cache.json", null_sink());
+  CHECK(cache.digest_of(model) == sha256_hex("abc"));
+  cache.store(key_a, report_a);
+  // Just written: its next change could keep the same times, so it is not remembered yet.
+  CHECK_FALSE(nlohmann::json::parse(read_text(cache.path()))["file_digests"].contains(
+      std::filesystem::absolute(model).string()));
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(cache.digest_of(model) == sha256_hex("abc"));
+  cache.store(key_a, report_a);
+  auto document = nlohmann::json::parse(read_text(cache.path()));
+  auto& remembered = document["file_digests"][std::filesystem::absolute(model).string()];
+  REQUIRE(remembered["sha256"] == sha256_hex("abc"));
+
+  // A later run takes the remembered digest without reading the file: shown by planting one.
+  remembered["sha256"] = "planted";
+  write_json_file(cache.path(), document);
+  const TuningCache later(cache.path(), null_sink());
+  CHECK(later.digest_of(model) == "planted");
+  // Any rewrite of the file, even to the same size, changes its identity: it is read again.
+  write_text(model, "abd");
+  CHECK(later.digest_of(model) == sha256_hex("abd"));
   std::filesystem::remove_all(dir);
 }

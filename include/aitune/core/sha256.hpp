@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -23,14 +24,23 @@ namespace aitune {
 class Sha256 {
  public:
   Sha256& update(std::string_view bytes) {
-    for (const char c : bytes) {
-      block_[filled_++] = static_cast<std::uint8_t>(c);
-      if (filled_ == block_.size()) {
-        compress();
-        filled_ = 0;
-      }
-    }
     length_ += bytes.size();
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    std::size_t size = bytes.size();
+    if (filled_ > 0) {  // top up a partial block first
+      const std::size_t taken = std::min(size, block_.size() - filled_);
+      std::memcpy(block_.data() + filled_, data, taken);
+      filled_ += taken;
+      data += taken;
+      size -= taken;
+      if (filled_ < block_.size()) return *this;
+      compress(block_.data());
+      filled_ = 0;
+    }
+    for (; size >= block_.size(); data += block_.size(), size -= block_.size())
+      compress(data);  // whole blocks straight from the input
+    std::memcpy(block_.data(), data, size);
+    filled_ = size;
     return *this;
   }
 
@@ -57,7 +67,7 @@ class Sha256 {
     return (x >> n) | (x << (32 - n));
   }
 
-  void compress() {
+  void compress(const std::uint8_t* block) {
     static constexpr std::array<std::uint32_t, 64> k{
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
         0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
@@ -71,26 +81,38 @@ class Sha256 {
         0xc67178f2};
     std::array<std::uint32_t, 64> w{};
     for (std::size_t i = 0; i < 16; ++i) {
-      w[i] = (std::uint32_t{block_[4 * i]} << 24) | (std::uint32_t{block_[4 * i + 1]} << 16) |
-             (std::uint32_t{block_[4 * i + 2]} << 8) | std::uint32_t{block_[4 * i + 3]};
+      w[i] = (std::uint32_t{block[4 * i]} << 24) | (std::uint32_t{block[4 * i + 1]} << 16) |
+             (std::uint32_t{block[4 * i + 2]} << 8) | std::uint32_t{block[4 * i + 3]};
     }
     for (std::size_t i = 16; i < 64; ++i) {
       const std::uint32_t s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3);
       const std::uint32_t s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10);
       w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    std::array<std::uint32_t, 8> v = state_;
+    std::uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
+    std::uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
     for (std::size_t i = 0; i < 64; ++i) {
-      const std::uint32_t s1 = rotate(v[4], 6) ^ rotate(v[4], 11) ^ rotate(v[4], 25);
-      const std::uint32_t choice = (v[4] & v[5]) ^ (~v[4] & v[6]);
-      const std::uint32_t t1 = v[7] + s1 + choice + k[i] + w[i];
-      const std::uint32_t s0 = rotate(v[0], 2) ^ rotate(v[0], 13) ^ rotate(v[0], 22);
-      const std::uint32_t majority = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-      const std::uint32_t t2 = s0 + majority;
-      v = {t1 + t2, v[0], v[1], v[2], v[3] + t1, v[4], v[5], v[6]};
+      const std::uint32_t t1 =
+          h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 =
+          (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
     }
-    for (std::size_t i = 0; i < 8; ++i)
-      state_[i] += v[i];
+    state_[0] += a;
+    state_[1] += b;
+    state_[2] += c;
+    state_[3] += d;
+    state_[4] += e;
+    state_[5] += f;
+    state_[6] += g;
+    state_[7] += h;
   }
 
   std::array<std::uint32_t, 8> state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,

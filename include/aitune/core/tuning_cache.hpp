@@ -20,6 +20,12 @@
 /// version cannot read is a warning, never an error: a corrupt or truncated one is ignored and,
 /// when a new entry is stored, kept as `<file>.corrupt-<time>` first; one written by a newer
 /// schema is ignored and left as it is (nothing is stored in it).
+///
+/// Hashing a model file costs about 5 s per GB here, on every start-up. So the file also keeps
+/// each hashed file's digest with its identity (device, inode, size, modification and change
+/// times in ns): a file whose identity is unchanged is not read again. A file changed in the
+/// last two seconds is not remembered (its next change could keep the same times, as git's
+/// "racy" index entries), and a file replaced, rewritten or touched gets new times.
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/json_file.hpp"
@@ -28,18 +34,23 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -132,6 +143,32 @@ class TuningCache {
                                                                        : std::string()};
   }
 
+  /// The SHA-256 of `file`'s content: remembered from an earlier run when the file's identity
+  /// is unchanged, else read (and remembered at the next store). Throws aitune::Error when the
+  /// file cannot be read.
+  [[nodiscard]] std::string digest_of(const std::filesystem::path& file) const {
+    const std::filesystem::path absolute = std::filesystem::absolute(file);
+    const std::optional<nlohmann::json> identity = identity_of(absolute);
+    if (identity) {
+      const Loaded loaded = load();
+      if (loaded.state == State::usable && loaded.document.contains("file_digests")) {
+        const nlohmann::json& digests = loaded.document.at("file_digests");
+        const auto found = digests.is_object() ? digests.find(absolute.string()) : digests.end();
+        if (found != digests.end() && found->is_object() && found->contains("sha256") &&
+            found->at("sha256").is_string() &&
+            found->value("identity", nlohmann::json()) == *identity) {
+          return found->at("sha256").get<std::string>();
+        }
+      }
+    }
+    std::string digest = sha256_file(absolute);
+    if (identity && identity->at("settled").get<bool>()) {
+      const std::lock_guard lock(pending_mutex_);
+      pending_digests_[absolute.string()] = {{"identity", *identity}, {"sha256", digest}};
+    }
+    return digest;
+  }
+
   /// Stores `report` (to_json of a TuneReport) under `key`, replacing an entry for the same key
   /// and keeping every other. Throws aitune::Error when the file cannot be written.
   void store(const nlohmann::json& key, nlohmann::json report) const {
@@ -159,6 +196,15 @@ class TuningCache {
     }
     loaded.document["entries"][entry_id(key)] = {
         {"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
+    {
+      const std::lock_guard lock(pending_mutex_);
+      if (!loaded.document.contains("file_digests") ||
+          !loaded.document["file_digests"].is_object()) {
+        loaded.document["file_digests"] = nlohmann::json::object();
+      }
+      for (const auto& [file, digest] : pending_digests_)
+        loaded.document["file_digests"][file] = digest;
+    }
     write_json_file(path_, loaded.document);
   }
 
@@ -171,6 +217,27 @@ class TuningCache {
   };
 
   [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
+
+  /// What changes when a file's content may have: its device and inode, size, and modification
+  /// and change times (ns); `settled` when it last changed over two seconds ago. None when it
+  /// cannot be stat'ed (the read that follows says why).
+  static std::optional<nlohmann::json> identity_of(const std::filesystem::path& file) {
+    struct stat info {};
+    if (::stat(file.c_str(), &info) != 0) return std::nullopt;
+    const auto ns = [](const timespec& time) {
+      return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
+    };
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    const std::int64_t changed_ns = std::max(ns(info.st_mtim), ns(info.st_ctim));
+    return nlohmann::json{{"device", static_cast<std::uint64_t>(info.st_dev)},
+                          {"inode", static_cast<std::uint64_t>(info.st_ino)},
+                          {"size", static_cast<std::int64_t>(info.st_size)},
+                          {"mtime_ns", ns(info.st_mtim)},
+                          {"ctime_ns", ns(info.st_ctim)},
+                          {"settled", now_ns - changed_ns > 2'000'000'000}};
+  }
 
   Loaded load() const {
     std::error_code error;
@@ -214,6 +281,8 @@ class TuningCache {
   std::filesystem::path path_;
   Logger log_;
   mutable std::atomic<bool> warned_{false};
+  mutable std::mutex pending_mutex_;
+  mutable std::map<std::string, nlohmann::json> pending_digests_;  ///< for the next store
 };
 
 }  // namespace aitune

@@ -85,7 +85,9 @@ namespace aitune::lt {
                                       const TuningCache& cache, std::vector<AnyBackend> candidates,
                                       StrategyConfig config = {},
                                       std::string module_name = "model") {
-  const nlohmann::json key = tuning_key(model, samples, candidates, config);
+  const nlohmann::json key =
+      tuning_key(model, samples, candidates, config,
+                 [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
   return TunedModule(
       tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),

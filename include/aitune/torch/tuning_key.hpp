@@ -29,7 +29,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -81,10 +83,15 @@ inline std::string cpu_model_name() {
   return machine;
 }
 
+/// How a file's content is named in the key: sha256_file, or TuningCache::digest_of (which
+/// remembers the digests of files that did not change).
+using FileDigest = std::function<std::string(const std::filesystem::path&)>;
+
 /// A SHA-256 of the model's content: its file's, or a module made in memory's serialized form.
-[[nodiscard]] inline std::string model_digest(const Model& model) {
-  if (!model.source.empty()) return sha256_file(model.source);
-  if (model.archive) return sha256_file(model.archive->path);
+[[nodiscard]] inline std::string model_digest(const Model& model,
+                                              const FileDigest& digest_of = sha256_file) {
+  if (!model.source.empty()) return digest_of(model.source);
+  if (model.archive) return digest_of(model.archive->path);
   std::ostringstream serialized;
   model.module.save(serialized);
   return sha256_hex(serialized.str());
@@ -94,17 +101,18 @@ inline std::string cpu_model_name() {
 /// comment for what it covers. Equal keys, equal decisions to expect.
 [[nodiscard]] inline nlohmann::json tuning_key(const Model& model, std::span<const Sample> samples,
                                                const std::vector<AnyBackend>& candidates,
-                                               const StrategyConfig& config) {
+                                               const StrategyConfig& config,
+                                               const FileDigest& digest_of = sha256_file) {
   nlohmann::json inputs = nlohmann::json::array();
   for (const Sample& sample : samples)
     inputs.push_back(describe_sample(sample));
-  const std::string model_sha256 = model_digest(model);
+  const std::string model_sha256 = model_digest(model, digest_of);
   nlohmann::json listed = nlohmann::json::array();
   for (const AnyBackend& candidate : candidates) {
     nlohmann::json files = nlohmann::json::array();
     for (const auto& file : candidate.loaded_files()) {
       const bool is_model = model.archive && file == model.archive->path;
-      files.push_back(is_model ? model_sha256 : sha256_file(file));
+      files.push_back(is_model ? model_sha256 : digest_of(file));
     }
     listed.push_back({{"key", candidate.key()},
                       {"backend", candidate.describe()},
