@@ -7,6 +7,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -29,54 +30,14 @@
 
 namespace {
 
-constexpr std::string_view usage_text =
-    R"(usage: aitune-tune MODEL.pt2|MODEL.pt --input SHAPE [--input SHAPE ...] [options]
-       aitune-tune MODEL.pt2|MODEL.pt --sample FILE [--sample FILE ...] [options]
+constexpr std::string_view usage_lines =
+    "usage: aitune-tune MODEL.pt2|MODEL.pt --input SHAPE [--input SHAPE ...] [options]\n"
+    "       aitune-tune MODEL.pt2|MODEL.pt --sample FILE [--sample FILE ...] [options]\n";
 
-Tunes a model for the lowest latency at batch size 1 and prints the report. MODEL is a
-torch.export .pt2 archive (baseline: the native runtime; candidates: the AOTInductor models
-in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).
-
-  --input SHAPE        one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values:
-                       floats ~ N(0,1), integers in [0, 100)), or with the range the values
-                       are drawn from, uniformly: 1x64:int64[0,30522), 1x3x8x8[0,1); repeat for
-                       several arguments
-  --sample FILE        one sample of real inputs, saved by torch.save from Python: a tensor, or
-                       a tuple or list of the forward() arguments; repeat for several samples
-                       (instead of --input)
-  --device DEVICE      cpu (default), cuda or cuda:N
-  --backends LIST      comma-separated candidates. For a TorchScript model (default: frozen,
-                       optimized,channels_last,bf16 and fp16 on CUDA): eager, frozen, optimized,
-                       channels_last, bf16, fp16, perturbed (a canary the correctness check
-                       must reject). For a .pt2 archive: names of the AOTInductor models in it
-                       (default: all of them)
-  --aoti PACKAGE.pt2   also try an AOTInductor package compiled in Python from the same model
-                       (LibTorch >= 2.6)
-  --precision LIST     only candidates computing in these precisions: fp32, bf16, fp16
-                       (comma-separated; fp16 needs CUDA)
-  --tolerance [P:]R[,A]  the correctness check's tolerance: relative R and, relative to each
-                       output's largest value, absolute A (default A = R); for precision P
-                       only, or all; repeatable (defaults: fp32 1e-4, bf16 6.25e-2, fp16 7.8e-3)
-  --samples N          random samples to tune and check on (default 1; with --input)
-  --time-budget S      stop measuring after S seconds and decide on what was measured
-                       (default 60)
-  --sequential         time each backend alone, one after another (aitune's schedule; uses
-                       less memory) instead of in interleaved rounds
-  --stable             with --sequential: time until latency is stable (StableWindow)
-  --aitune-rule        decide by aitune's rule (lowest mean, strict <) instead of ours
-                       (faster with confidence, by at least 2 %)
-  --no-validation      do not fall back to the baseline when no candidate beats it
-  --json FILE          also write the report as JSON (schema in README.md); written also when
-                       the run fails, with the error
-  --report-dir DIR     write report.json, report.md (markdown) and report.svg (a chart of each
-                       backend's latencies) into DIR
-  --raw-samples        put every timed call in the JSON report (samples_ms)
-  --cache FILE         a tuning cache: reuse the decision stored for this model, inputs,
-                       machine, candidates and settings (rebuilt and checked, not measured), or
-                       tune and store it
-  --verbose            with each failure's one-line reason, log the full error (tracebacks)
-  --help               this text
-)";
+constexpr std::string_view description =
+    "Tunes a model for the lowest latency at batch size 1 and prints the report. MODEL is a\n"
+    "torch.export .pt2 archive (baseline: the native runtime; candidates: the AOTInductor models\n"
+    "in it, see tools/export_model.py) or a TorchScript file (baseline: TorchEager).";
 
 // ---- signals: SIGINT and SIGTERM stop the tuning cleanly ----------------------------------
 //
@@ -117,9 +78,73 @@ void stop_on_signals(std::stop_source source) {
   }).detach();
 }
 
+// ---- progress: one updating line on a terminal, plain lines otherwise ---------------------
+
+/// Shows the tuning's progress on standard error. On a terminal: one line rewritten in place,
+/// the log's lines scrolling above it. Otherwise (a pipe, a CI log): a plain `progress:` line
+/// for each backend prepared, at each look of the measurement or at most every 5 s, and at the
+/// end. Quiet: no progress, and of the log only its warnings.
+class ProgressDisplay {
+ public:
+  ProgressDisplay(bool terminal, bool quiet) : terminal_(terminal), quiet_(quiet) {}
+
+  /// The strategy's progress callback.
+  void show(const aitune::Progress& progress) {
+    if (quiet_) return;
+    const std::lock_guard lock(mutex_);
+    const std::string line = aitune::describe(progress);
+    if (terminal_) {
+      current_ = line;
+      fmt::print(stderr, "\r\033[K{}", current_);
+      if (progress.stage == aitune::ProgressStage::finished) {
+        fmt::print(stderr, "\n");
+        current_.clear();
+      }
+      std::fflush(stderr);
+      return;
+    }
+    const bool measuring = progress.stage == aitune::ProgressStage::measuring;
+    if (measuring && progress.rounds == last_rounds_ &&
+        progress.elapsed_ms - last_plain_ms_ < 5000.0) {
+      return;  // a heartbeat: plain lines only every 5 s
+    }
+    last_rounds_ = progress.rounds;
+    last_plain_ms_ = progress.elapsed_ms;
+    fmt::print(stderr, "progress: {}\n", line);
+  }
+
+  /// The strategy's sink: one log line, above the progress line.
+  void log(std::string_view line) {
+    if (quiet_ && line.find("WARNING:") == std::string_view::npos) return;
+    const std::lock_guard lock(mutex_);
+    if (terminal_ && !current_.empty()) {
+      fmt::print(stderr, "\r\033[K{}\n{}", line, current_);
+      std::fflush(stderr);
+    } else {
+      fmt::print(stderr, "{}\n", line);
+    }
+  }
+
+  /// Ends the progress line (a tuning that failed or was cancelled leaves it unfinished).
+  void close() {
+    const std::lock_guard lock(mutex_);
+    if (terminal_ && !current_.empty()) fmt::print(stderr, "\n");
+    current_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  bool terminal_;
+  bool quiet_;
+  std::string current_;
+  std::size_t last_rounds_ = 0;
+  double last_plain_ms_ = -1e9;
+};
+
 /// A mistake in the command line: exit code 2 with the usage text.
 struct UsageError {
-  std::string message;
+  std::string message;  ///< empty: --help was asked for
+  std::string help{};   ///< the --help text
 };
 
 /// The names --backends accepts, and what each makes.
@@ -167,113 +192,251 @@ struct Options {
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
   bool verbose = false;
+  bool quiet = false;
   std::optional<std::filesystem::path> json;
   std::optional<std::filesystem::path> report_dir;
   bool raw_samples = false;
   std::optional<std::filesystem::path> cache;
 };
 
-Options parse_arguments(int argc, char** argv) {
-  Options options;
-  const std::vector<std::string_view> args(argv + 1, argv + argc);
-  if (args.empty()) throw UsageError{"no model given"};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    const auto value = [&]() -> std::string_view {
-      if (i + 1 >= args.size()) throw UsageError{fmt::format("{} needs a value", arg)};
-      return args[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      throw UsageError{};
-    } else if (arg == "--input") {
-      try {
-        options.inputs.push_back(aitune::lt::parse_input_spec(value()));
-      } catch (const aitune::ConfigError& error) {
-        throw UsageError{error.what()};
-      }
-      // The strategy measures latency at batch size 1; a batch of 8 would be tuned at 8 while
-      // the report said 1.
-      const auto& shape = options.inputs.back().shape;
-      if (!shape.empty() && shape.front() != 1) {
-        throw UsageError{fmt::format(
-            "--input {}: the first dimension is the batch, and tuning is at batch size 1 "
-            "(give 1x...)",
-            options.inputs.back().describe())};
-      }
-    } else if (arg == "--sample") {
-      options.sample_files.emplace_back(value());
-    } else if (arg == "--device") {
-      options.device = value();
-    } else if (arg == "--backends") {
-      for (const std::string_view name : aitune::comma_separated(value())) {
-        if (std::find(options.backends.begin(), options.backends.end(), name) !=
-            options.backends.end()) {
-          throw UsageError{fmt::format("--backends names '{}' twice", name)};
-        }
-        options.backends.emplace_back(name);  // checked once the model's kind is known
-      }
-      if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
-    } else if (arg == "--precision") {
-      try {
-        const std::vector<std::string_view> names = aitune::comma_separated(value());
-        if (names.empty()) (void)aitune::lt::parse_precision("");  // refused like any unknown name
-        for (const std::string_view name : names)
-          options.precisions.push_back(aitune::lt::parse_precision(name));
-      } catch (const aitune::ConfigError& error) {
-        throw UsageError{fmt::format("--precision: {}", error.what())};
-      }
-    } else if (arg == "--tolerance") {
-      try {
-        options.tolerances.push_back(aitune::lt::parse_tolerance(value()));
-      } catch (const aitune::ConfigError& error) {
-        throw UsageError{fmt::format("--tolerance: {}", error.what())};
-      }
-    } else if (arg == "--aoti") {
-      options.aoti_packages.emplace_back(value());
-    } else if (arg == "--samples") {
-      const std::string text(value());
-      char* end = nullptr;
-      const long count = std::strtol(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || count < 1 || count > 1000) {
-        throw UsageError{fmt::format("--samples must be a count from 1 to 1000, got '{}'", text)};
-      }
-      options.samples = static_cast<int>(count);
-    } else if (arg == "--stable") {
-      options.stable = true;
-    } else if (arg == "--sequential") {
-      options.sequential = true;
-    } else if (arg == "--aitune-rule") {
-      options.aitune_rule = true;
-    } else if (arg == "--time-budget") {
-      const std::string text(value());
+/// `text` broken into lines of at most `width` characters, for the help (CLI11 indents the lines
+/// after the first under the option's description).
+std::string wrapped(std::string_view text, std::size_t width = 66) {
+  std::vector<std::string_view> words;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  std::string out;
+  std::size_t line = 0;
+  for (const std::string_view word : words) {
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+  }
+  return out;
+}
+
+/// --time-budget: a positive number of seconds, at most 10^6.
+const CLI::Validator seconds_validator(
+    [](std::string& text) -> std::string {
       char* end = nullptr;
       const double seconds = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0' || !(seconds > 0.0) || seconds > 1e6) {
-        throw UsageError{
-            fmt::format("--time-budget must be a positive number of seconds, got '{}'", text)};
+        return fmt::format("must be a positive number of seconds (at most 1e6), got '{}'", text);
       }
-      options.time_budget_s = seconds;
-    } else if (arg == "--verbose") {
-      options.verbose = true;
-    } else if (arg == "--no-validation") {
-      options.validation = false;
-    } else if (arg == "--json") {
-      options.json = std::filesystem::path(value());
-    } else if (arg == "--report-dir") {
-      options.report_dir = std::filesystem::path(value());
-    } else if (arg == "--raw-samples") {
-      options.raw_samples = true;
-    } else if (arg == "--cache") {
-      options.cache = std::filesystem::path(value());
-    } else if (arg.starts_with("-")) {
-      throw UsageError{fmt::format("unknown option {}", arg)};
-    } else if (options.model.empty()) {
-      options.model = arg;
-    } else {
+      return {};
+    },
+    "");
+
+/// CLI11's help with our usage lines in place of its one-line usage.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(26); }
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return std::string(usage_lines);
+  }
+};
+
+/// The command line, parsed by CLI11 (syntax: unknown options, missing values, numbers), then
+/// checked here for what CLI11 cannot know (shapes, names, combinations).
+Options parse_arguments(int argc, char** argv) {
+  Options options;
+  CLI::App app(std::string(description), "aitune-tune");
+  app.formatter(std::make_shared<HelpFormatter>());
+  app.set_help_flag("-h,--help", "this text");
+  app.footer("Exit codes: 0 success, 2 usage error, 1 any other failure, 130/143 stopped by "
+             "SIGINT/SIGTERM. The JSON report's schema is in README.md.");
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> sample_files;
+  std::string backends;
+  std::vector<std::string> aoti_packages;
+  std::string precisions;
+  std::vector<std::string> tolerances;
+  std::string json;
+  std::string report_dir;
+  std::string cache;
+  int samples = 0;
+
+  const std::string inputs_group = "Model and inputs";
+  app.add_option("MODEL", model, wrapped("the model file: a .pt2 archive or a TorchScript file"))
+      ->type_name("FILE")
+      ->group(inputs_group);
+  app.add_option(
+         "--input", inputs,
+         wrapped("one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values: floats "
+                 "~ N(0,1), integers in [0, 100)), or with the range its values are drawn from, "
+                 "uniformly: 1x64:int64[0,30522), 1x3x8x8[0,1); repeat for several arguments"))
+      ->type_name("SHAPE")
+      ->group(inputs_group);
+  app.add_option(
+         "--sample", sample_files,
+         wrapped("one sample of real inputs, saved by torch.save from Python: a tensor, or a tuple "
+                 "or list of the forward() arguments; repeat for several samples (instead of "
+                 "--input)"))
+      ->type_name("FILE")
+      ->group(inputs_group);
+  app.add_option("--samples", samples,
+                 wrapped("random samples to tune and check on (default 1; with --input)"))
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000))
+      ->group(inputs_group);
+  app.add_option("--device", options.device, wrapped("cpu (default), cuda or cuda:N"))
+      ->type_name("DEVICE")
+      ->group(inputs_group);
+
+  const std::string candidates_group = "Candidates";
+  app.add_option(
+         "--backends", backends,
+         wrapped("comma-separated candidates. For a TorchScript model (default: frozen, optimized, "
+                 "channels_last, bf16, and fp16 on CUDA): eager, frozen, optimized, channels_last, "
+                 "bf16, fp16, perturbed (a canary the correctness check must reject). For a .pt2 "
+                 "archive: names of the AOTInductor models in it (default: all of them)"))
+      ->type_name("LIST")
+      ->group(candidates_group);
+  app.add_option("--aoti", aoti_packages,
+                 wrapped("also try an AOTInductor package compiled in Python from the same model "
+                         "(LibTorch >= 2.6)"))
+      ->type_name("PACKAGE.pt2")
+      ->group(candidates_group);
+  app.add_option(
+         "--precision", precisions,
+         "only candidates computing in these precisions: fp32, bf16, fp16 (comma-separated; "
+         "fp16 needs CUDA)")
+      ->type_name("LIST")
+      ->group(candidates_group);
+  app.add_option(
+         "--tolerance", tolerances,
+         wrapped("the correctness check's tolerance: relative R and, relative to each output's "
+                 "largest value, absolute A (default A = R); for precision P only, or all; "
+                 "repeatable (defaults: fp32 1e-4, bf16 6.25e-2, fp16 7.8e-3)"))
+      ->type_name("[P:]R[,A]")
+      ->group(candidates_group);
+
+  const std::string measure_group = "Measurement and decision";
+  app.add_option(
+         "--time-budget", options.time_budget_s,
+         wrapped("stop measuring after S seconds and decide on what was measured (default 60)"))
+      ->type_name("S")
+      ->check(seconds_validator)
+      ->group(measure_group);
+  app.add_flag(
+         "--sequential", options.sequential,
+         wrapped("time each backend alone, one after another (aitune's schedule; uses less memory) "
+                 "instead of in interleaved rounds"))
+      ->group(measure_group);
+  app.add_flag("--stable", options.stable,
+               wrapped("with --sequential: time until latency is stable (StableWindow)"))
+      ->group(measure_group);
+  app.add_flag(
+         "--aitune-rule", options.aitune_rule,
+         wrapped("decide by aitune's rule (lowest mean, strict <) instead of ours (faster with "
+                 "confidence, by at least 2 %)"))
+      ->group(measure_group);
+  bool no_validation = false;
+  app.add_flag("--no-validation", no_validation,
+               wrapped("do not fall back to the baseline when no candidate beats it"))
+      ->group(measure_group);
+
+  const std::string output_group = "Reports and cache";
+  app.add_option(
+         "--json", json,
+         wrapped("also write the report as JSON (schema in README.md); written also when the run "
+                 "fails, with the error"))
+      ->type_name("FILE")
+      ->group(output_group);
+  app.add_option("--report-dir", report_dir,
+                 wrapped("write report.json, report.md (markdown) and report.svg (a chart of each "
+                         "backend's latencies) into DIR"))
+      ->type_name("DIR")
+      ->group(output_group);
+  app.add_flag("--raw-samples", options.raw_samples,
+               wrapped("put every timed call in the JSON reports (samples_ms)"))
+      ->group(output_group);
+  app.add_option(
+         "--cache", cache,
+         wrapped("a tuning cache: reuse the decision stored for this model, inputs, machine, "
+                 "candidates and settings (rebuilt and checked, not measured), or tune and store "
+                 "it"))
+      ->type_name("FILE")
+      ->group(output_group);
+  app.add_flag("--quiet", options.quiet,
+               wrapped("no progress, and of the log only its warnings (the report is printed)"))
+      ->group(output_group);
+  app.add_flag("--verbose", options.verbose,
+               wrapped("with each failure's one-line reason, log the full error (tracebacks)"))
+      ->group(output_group);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    throw UsageError{"", app.help()};
+  } catch (const CLI::ParseError& error) {
+    throw UsageError{error.what()};
+  }
+  options.model = model;
+  options.validation = !no_validation;
+  if (!json.empty()) options.json = std::filesystem::path(json);
+  if (!report_dir.empty()) options.report_dir = std::filesystem::path(report_dir);
+  if (!cache.empty()) options.cache = std::filesystem::path(cache);
+  if (app.count("--samples") > 0) options.samples = samples;
+  for (const auto& file : sample_files)
+    options.sample_files.emplace_back(file);
+  for (const auto& package : aoti_packages)
+    options.aoti_packages.emplace_back(package);
+
+  for (const std::string& text : inputs) {
+    try {
+      options.inputs.push_back(aitune::lt::parse_input_spec(text));
+    } catch (const aitune::ConfigError& error) {
+      throw UsageError{error.what()};
+    }
+    // The strategy measures latency at batch size 1; a batch of 8 would be tuned at 8 while
+    // the report said 1.
+    const auto& shape = options.inputs.back().shape;
+    if (!shape.empty() && shape.front() != 1) {
       throw UsageError{
-          fmt::format("more than one model given ('{}' and '{}')", options.model.string(), arg)};
+          fmt::format("--input {}: the first dimension is the batch, and tuning is at batch size 1 "
+                      "(give 1x...)",
+                      options.inputs.back().describe())};
     }
   }
+  if (app.count("--backends") > 0) {
+    for (const std::string_view name : aitune::comma_separated(backends)) {
+      if (std::find(options.backends.begin(), options.backends.end(), name) !=
+          options.backends.end()) {
+        throw UsageError{fmt::format("--backends names '{}' twice", name)};
+      }
+      options.backends.emplace_back(name);  // checked once the model's kind is known
+    }
+    if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
+  }
+  if (app.count("--precision") > 0) {
+    try {
+      const std::vector<std::string_view> names = aitune::comma_separated(precisions);
+      if (names.empty()) (void)aitune::lt::parse_precision("");  // refused like any unknown name
+      for (const std::string_view name : names)
+        options.precisions.push_back(aitune::lt::parse_precision(name));
+    } catch (const aitune::ConfigError& error) {
+      throw UsageError{fmt::format("--precision: {}", error.what())};
+    }
+  }
+  for (const std::string& text : tolerances) {
+    try {
+      options.tolerances.push_back(aitune::lt::parse_tolerance(text));
+    } catch (const aitune::ConfigError& error) {
+      throw UsageError{fmt::format("--tolerance: {}", error.what())};
+    }
+  }
+
   if (options.model.empty()) throw UsageError{"no model given"};
   if (options.inputs.empty() && options.sample_files.empty()) {
     throw UsageError{"give at least one --input SHAPE or --sample FILE"};
@@ -373,16 +536,23 @@ void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport
   }
   std::ofstream(dir / "report.md") << aitune::render_markdown(report, summary);
   const nlohmann::json machine = environment.value("machine", nlohmann::json::object());
-  const std::string subtitle = fmt::format(
-      "{} ({}), LibTorch {}, {} intra-op threads", environment.value("device", "?"),
-      machine.value("gpu", machine.value("cpu", "?")), environment.value("libtorch", "?"),
-      environment.value("intra_op_threads", 0));
+  const std::string subtitle =
+      fmt::format("{} ({}), LibTorch {}, {} intra-op threads", environment.value("device", "?"),
+                  machine.value("gpu", machine.value("cpu", "?")),
+                  environment.value("libtorch", "?"), environment.value("intra_op_threads", 0));
   std::ofstream(dir / "report.svg") << aitune::render_svg(report, subtitle);
   fmt::print(stderr, "report.md and report.svg written to {}\n", dir.string());
 }
 
 int run(const Options& options, Environment& environment, std::stop_token stop) {
   using namespace aitune;
+  const auto display = std::make_shared<ProgressDisplay>(
+      isatty(STDERR_FILENO) != 0 &&
+          std::string_view(std::getenv("TERM") ? std::getenv("TERM") : "") != "dumb",
+      options.quiet);
+  // Whatever ends the tuning, the progress line is ended before the report or the error.
+  const std::unique_ptr<ProgressDisplay, void (*)(ProgressDisplay*)> close_display(
+      display.get(), [](ProgressDisplay* shown) { shown->close(); });
   // An output that cannot be written fails now, not after the whole tuning.
   if (options.json) check_writable(*options.json);
   if (options.report_dir) {
@@ -463,11 +633,14 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .set_profiling(profiling)
           .enable_full_errors(options.verbose)
           .set_stop_token(std::move(stop))
-          .set_sink(stderr_sink());
+          .set_sink([display](std::string_view line) { display->log(line); })
+          .set_progress([display](const Progress& progress) { display->show(progress); });
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned =
       options.cache
-          ? lt::tune(model, samples, TuningCache(*options.cache, stderr_sink()),
+          ? lt::tune(model, samples,
+                     TuningCache(*options.cache,
+                                 [display](std::string_view line) { display->log(line); }),
                      std::move(candidates), config, name)
           : lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
@@ -487,8 +660,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   }
 
   if (options.json) {
-    write_report(*options.json, to_json(report, {.raw_samples = options.raw_samples}),
-                 environment);
+    write_report(*options.json, to_json(report, {.raw_samples = options.raw_samples}), environment);
   }
   if (options.report_dir) {
     write_report_dir(*options.report_dir, report, environment, options.raw_samples);
@@ -503,9 +675,8 @@ void write_failed_report(const Options& options, const Environment& environment,
   std::vector<std::filesystem::path> paths;
   if (options.json) paths.push_back(*options.json);
   if (options.report_dir) paths.push_back(*options.report_dir / "report.json");
-  nlohmann::json json =
-      report ? aitune::to_json(*report, {.raw_samples = options.raw_samples})
-             : nlohmann::json::object();
+  nlohmann::json json = report ? aitune::to_json(*report, {.raw_samples = options.raw_samples})
+                               : nlohmann::json::object();
   json["error"] = message;
   for (const auto& path : paths) {
     try {
@@ -531,10 +702,11 @@ int main(int argc, char** argv) {
     return run(options, environment, stop.get_token());
   } catch (const UsageError& error) {
     if (error.message.empty()) {
-      fmt::print("{}", usage_text);
+      fmt::print("{}", error.help);
       return 0;
     }
-    fmt::print(stderr, "aitune-tune: {}\n\n{}", error.message, usage_text);
+    fmt::print(stderr, "aitune-tune: {}\n\n{}(aitune-tune --help lists every option)\n",
+               error.message, usage_lines);
     // With --json given, a usage error leaves the report too (the usage text promises it for
     // every failure): say, a backend the model lacks, or a sample whose batch is not 1.
     write_failed_report(options, environment, error.message, nullptr);

@@ -140,9 +140,10 @@ int main(int argc, char** argv) {
                percentile(latencies_ms, 0.99), latencies_ms.back());
     return 0;
   } catch (const UsageError& error) {
-    fmt::print(stderr, "inference-server: {}\nusage: inference-server MODEL --input SHAPE "
-                       "[--input SHAPE ...] --cache FILE [--threads N] [--requests N] "
-                       "[--time-budget S]\n",
+    fmt::print(stderr,
+               "inference-server: {}\nusage: inference-server MODEL --input SHAPE "
+               "[--input SHAPE ...] --cache FILE [--threads N] [--requests N] "
+               "[--time-budget S]\n",
                error.message);
     return 2;
   } catch (const std::exception& error) {

@@ -44,7 +44,8 @@ else
   if [ -f "$torch_dir/include/fmt/format.h" ]; then
     include_dir="$PWD/build/gpu-include"
     rm -rf "$include_dir" && mkdir -p "$include_dir"
-    cp -r .vendor/include/nlohmann .vendor/include/catch2 "$torch_dir/include/fmt" "$include_dir/"
+    cp -r .vendor/include/nlohmann .vendor/include/catch2 .vendor/include/CLI "$torch_dir/include/fmt" \
+      "$include_dir/"
   fi
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)

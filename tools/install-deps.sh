@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build git clang-format  # toolchain
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
+  libcli11-dev                             # the command-line parser of aitune-tune
   libtorch-dev                             # the oldest supported LibTorch (1.13, CPU)
   python3-torch python3-torchvision        # to trace its real models at set-up (random weights)
   librsvg2-bin                             # rsvg-convert: the tests render the SVG report

@@ -24,6 +24,7 @@
 #include "aitune/core/paired_rounds.hpp"
 #include "aitune/core/profiling_config.hpp"
 #include "aitune/core/profiling_loop.hpp"
+#include "aitune/core/progress.hpp"
 #include "aitune/core/race_config.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/core/report_markdown.hpp"

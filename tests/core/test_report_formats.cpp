@@ -4,7 +4,6 @@
 #include "support/fake_backend.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -29,9 +28,9 @@ std::size_t count_of(const std::string& text, std::string_view needle) {
 /// A tuning with a winner, a loser, a failure and a name full of XML's special characters.
 TuneReport sample_report() {
   FakeModel model;
-  auto strategy = make_strategy(
-      model, {FakeBackend("Fast<&>\"'|", 4.0), FakeBackend("Slow", 14.0),
-              FakeBackend(FakeBehaviour{.name = "Broken", .fail_build = true})});
+  auto strategy =
+      make_strategy(model, {FakeBackend("Fast<&>\"'|", 4.0), FakeBackend("Slow", 14.0),
+                            FakeBackend(FakeBehaviour{.name = "Broken", .fail_build = true})});
   return strategy.tune(model, one_sample(), "net").report;
 }
 
@@ -91,8 +90,8 @@ TEST_CASE("The SVG chart draws every backend, marks the baseline and the winner,
     FAIL("AITUNE_RSVG_CONVERT is not set: configure with rsvg-convert installed (Debian "
          "librsvg2-bin), or with -DAITUNE_SVG_CHECK=OFF to leave this check out");
   }
-  const auto dir = std::filesystem::temp_directory_path() /
-                   fmt::format("aitune_svg_test_{}", ::getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("aitune_svg_test_{}", ::getpid());
   std::filesystem::create_directories(dir);
   for (const auto& [name, text] : {std::pair{"samples", svg}, std::pair{"stats", from_stats}}) {
     const auto svg_path = dir / fmt::format("{}.svg", name);

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -634,4 +636,51 @@ TEST_CASE("A stop requested through the stop token cancels the tuning with its r
     CHECK_FALSE(sink.contains("measure failed"));
     CHECK(strategy.baseline_result() == std::nullopt);
   }
+}
+
+TEST_CASE("The progress callback hears each backend prepared, the measurement and the decision",
+          "[strategy][progress]") {
+  FakeModel model;
+  std::vector<Progress> heard;
+  auto strategy = make_strategy(
+      model, {FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)},
+      StrategyConfig{}.set_progress([&](const Progress& progress) { heard.push_back(progress); }));
+  const auto result = strategy.tune(model, one_sample(), "net");
+  REQUIRE(heard.size() >= 4);
+  CHECK(heard[0].stage == ProgressStage::preparing);
+  CHECK(heard[0].index == 0);
+  CHECK(heard[0].backend == "TorchEager()");
+  CHECK(heard[1].index == 1);
+  CHECK(heard[1].total == 2);
+  CHECK(heard[2].backend == "Fast()");
+  CHECK(describe(heard[2]).starts_with("[2/2] preparing Fast()  "));
+  const auto measuring = std::find_if(heard.begin(), heard.end(), [](const Progress& p) {
+    return p.stage == ProgressStage::measuring && !p.leader.empty();
+  });
+  REQUIRE(measuring != heard.end());
+  CHECK(measuring->leader == "Fast()");
+  CHECK(measuring->rounds > 0);
+  CHECK(measuring->calls > 0);
+  CHECK(describe(*measuring).find("best so far Fast() (0.200x the baseline)") != std::string::npos);
+  CHECK(heard.back().stage == ProgressStage::finished);
+  CHECK(heard.back().leader == result.report.selected);
+  for (std::size_t i = 1; i < heard.size(); ++i)
+    CHECK(heard[i].elapsed_ms >= heard[i - 1].elapsed_ms);
+  CHECK(std::isinf(heard.back().budget_ms) == false);
+}
+
+TEST_CASE("A progress callback that throws is a warning and the tuning completes",
+          "[strategy][progress]") {
+  FakeModel model;
+  SinkRecorder recorder;
+  int calls = 0;
+  auto strategy = make_strategy(model, {FakeBackend("Fast", 2.0)},
+                                StrategyConfig{}.set_progress([&](const Progress&) {
+                                  ++calls;
+                                  throw std::runtime_error("display gone");
+                                }),
+                                &recorder);
+  CHECK(strategy.tune(model, one_sample(), "net").report.selected == "Fast()");
+  CHECK(calls == 1);
+  CHECK(recorder.contains("the progress callback threw (display gone)"));
 }

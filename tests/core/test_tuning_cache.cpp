@@ -4,7 +4,6 @@
 #include "support/fake_backend.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -108,10 +107,10 @@ TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside
           "[cache]") {
   const auto dir = fresh_folder("corrupt");
   const auto path = dir / "cache.json";
-  const std::string bad = GENERATE(std::string(R"({"schema_version": 1, "entries": {"ab)"),
-                                   std::string("\x00\x01garbage", 9), std::string(""),
-                                   std::string("[1, 2, 3]"),
-                                   std::string(R"({"schema_version": 1, "entries": [1]})"));
+  const std::string bad =
+      GENERATE(std::string(R"({"schema_version": 1, "entries": {"ab)"),
+               std::string("\x00\x01garbage", 9), std::string(""), std::string("[1, 2, 3]"),
+               std::string(R"({"schema_version": 1, "entries": [1]})"));
   write_text(path, bad);
   SinkRecorder recorder;
   const TuningCache cache(path, recorder.sink());
@@ -279,8 +278,8 @@ TEST_CASE("A cached baseline decision rebuilds only the baseline", "[cache][stra
   FakeModel model;
   const std::vector<FakeBackend> candidates{FakeBackend("Slow", 30.0)};
   auto first_strategy = make_strategy(model, candidates);
-  CHECK(tune_with_cache(first_strategy, cache, key_a, model, one_sample())
-            .report.baseline_selected);
+  CHECK(
+      tune_with_cache(first_strategy, cache, key_a, model, one_sample()).report.baseline_selected);
   auto second_strategy = make_strategy(model, candidates);
   auto second = tune_with_cache(second_strategy, cache, key_a, model, one_sample());
   CHECK(second.report.baseline_selected);

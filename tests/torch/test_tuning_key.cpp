@@ -17,7 +17,9 @@ using namespace aitune::testing;
 
 namespace {
 
-Model conv_model(std::uint64_t seed = 7) { return Model{make_conv_net(seed)}; }
+Model conv_model(std::uint64_t seed = 7) {
+  return Model{make_conv_net(seed)};
+}
 
 std::vector<AnyBackend> two_candidates() {
   return {AnyBackend(TorchScriptFrozen()), AnyBackend(TorchScriptOptimized())};
@@ -65,8 +67,9 @@ TEST_CASE("The tuning key is stable and changes with the model, inputs, candidat
   differs(tuning_key(model, samples, two_candidates(),
                      quick().set_decision(DecisionConfig{}.set_min_gain(0.1))),
           "settings");
-  differs(tuning_key(model, samples, two_candidates(), quick().enable_performance_validation(false)),
-          "settings");
+  differs(
+      tuning_key(model, samples, two_candidates(), quick().enable_performance_validation(false)),
+      "settings");
 }
 
 TEST_CASE("A model loaded from a file is keyed by the file's content", "[cache][key]") {

@@ -32,7 +32,7 @@ namespace aitune {
 /// check now, is a warning and a tuning; a store that fails is a warning. The backend type must
 /// be copyable, so that a failed reuse leaves the candidates for the tuning.
 template <Backend B, Timer T>
-  requires std::copy_constructible<B>
+requires std::copy_constructible<B>
 [[nodiscard]] TuneResult<B> tune_with_cache(MinLatencyStrategy<B, T>& strategy,
                                             const TuningCache& cache, const nlohmann::json& key,
                                             const typename B::model_type& model,

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -60,10 +61,10 @@ class LatencyRace {
   /// With the aitune rule there are no looks, drops or confirmation: the rounds of the first
   /// look are run and the caller decides on them.
   LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, const DecisionConfig& decision,
-              T& timer, const Logger& log, double deadline_ms)
+              T& timer, const Logger& log, double deadline_ms, LookObserver on_look = {})
       : race_(race), warmup_(warmup), decision_(decision), timer_(timer), log_(log),
-        deadline_ms_(deadline_ms), judged_(decision.rule() == DecisionRule::confident_median),
-        random_(race.seed()) {}
+        deadline_ms_(deadline_ms), on_look_(std::move(on_look)),
+        judged_(decision.rule() == DecisionRule::confident_median), random_(race.seed()) {}
 
   /// Runs the race: one lane per entrant, in the same order, and how it ended.
   Measurement run(std::vector<Entrant>& entrants) {
@@ -275,6 +276,13 @@ class LatencyRace {
                              recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
                              levels.vs_baseline, describe_look(verdict)));
     last_verdict_ = verdict;
+    if (on_look_) {
+      std::optional<double> ratio;
+      if (verdict.leader_vs_baseline && std::isfinite(verdict.leader_vs_baseline->median)) {
+        ratio = verdict.leader_vs_baseline->median;
+      }
+      on_look_(summary_.rounds, verdict.leader, ratio);
+    }
     return verdict.settled;
   }
 
@@ -339,6 +347,7 @@ class LatencyRace {
   T& timer_;
   const Logger& log_;
   double deadline_ms_;
+  LookObserver on_look_;
   bool judged_;
   std::mt19937_64 random_;
   std::size_t candidates_ = 1;

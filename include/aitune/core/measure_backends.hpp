@@ -22,15 +22,17 @@ namespace aitune {
 /// Measures `entrants` (at most one of them the baseline) until the schedule's rule, a budget or
 /// `deadline_ms` ends it. `candidates_in_tuning` is how many candidates the whole tuning
 /// compares with the baseline: the sequential schedule sees them one at a time, yet its one
-/// decision per candidate must share alpha among all of them.
+/// decision per candidate must share alpha among all of them. `on_look` is told of each look of
+/// the interleaved race.
 template <Timer T>
 [[nodiscard]] Measurement
 measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profiling,
                  const DecisionConfig& decision, T& timer, const Logger& log, double deadline_ms,
-                 std::size_t candidates_in_tuning) {
+                 std::size_t candidates_in_tuning, LookObserver on_look = {}) {
   switch (profiling.schedule()) {
     case Schedule::interleaved:
-      return LatencyRace<T>(profiling.race(), profiling.warmup(), decision, timer, log, deadline_ms)
+      return LatencyRace<T>(profiling.race(), profiling.warmup(), decision, timer, log, deadline_ms,
+                            std::move(on_look))
           .run(entrants);
     case Schedule::sequential: {
       Measurement measurement =

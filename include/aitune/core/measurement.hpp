@@ -28,6 +28,11 @@ struct Entrant {
   double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
 };
 
+/// Told of each look of the interleaved race: the rounds so far, the entrant leading (its
+/// index) and its median ratio to the baseline, when known. For progress reports.
+using LookObserver = std::function<void(std::size_t rounds, std::optional<std::size_t> leader,
+                                        std::optional<double> leader_ratio)>;
+
 /// What the measurement produced for one backend.
 struct Lane {
   RoundSeries rounds;                 ///< block value per round (ms); interleaved only

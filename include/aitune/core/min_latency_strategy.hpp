@@ -38,6 +38,7 @@
 #include "aitune/core/measurement.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
+#include "aitune/core/progress.hpp"
 #include "aitune/core/report.hpp"
 #include "aitune/core/results.hpp"
 #include "aitune/core/strategy_config.hpp"
@@ -145,6 +146,8 @@ class MinLatencyStrategy {
     TuneResult<B> result = resolve(run);
     result.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
     post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
+    run.leader = result.report.selected;
+    tell(run, Progress{.stage = ProgressStage::finished});
     return result;
   }
 
@@ -190,8 +193,7 @@ class MinLatencyStrategy {
     B candidate = take_candidate(*index);
     CandidateReport entry{row->backend, row->key};
     log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice", entry.backend));
-    if (!prepare(run, candidate, entry, /*is_baseline=*/false) ||
-        !try_activate(candidate, entry)) {
+    if (!prepare(run, candidate, entry, /*is_baseline=*/false) || !try_activate(candidate, entry)) {
       release(candidate);
       refuse_reuse(run, earlier, fmt::format("{}: {}", to_string(entry.status), entry.reason));
     }
@@ -292,12 +294,18 @@ class MinLatencyStrategy {
     std::optional<Best> best{};
     /// The level of comparisons with the baseline, from the measurement that produced them.
     double baseline_tail_alpha = 0.0;
+    /// For the progress callback: when it was last told, and the measurement so far.
+    double last_progress_ms = 0.0;
+    std::size_t rounds_so_far = 0;
+    std::size_t calls_so_far = 0;
+    std::string leader{};
+    std::optional<double> leader_ratio{};
   };
 
   // ---- the steps, in the order they run ------------------------------------------------------
 
-  Run start(const model_type& model, std::span<const sample_type> samples,
-            std::string module_name, std::string_view action = "tuning") {
+  Run start(const model_type& model, std::span<const sample_type> samples, std::string module_name,
+            std::string_view action = "tuning") {
     perf_validation_results_.clear();
     baseline_result_.reset();
     const ProfilingConfig& profiling = config_.profiling();
@@ -335,6 +343,7 @@ class MinLatencyStrategy {
       CandidateReport& entry =
           run.report.baseline.emplace(CandidateReport{name.description, name.key});
       log_.info(1, fmt::format("baseline {}", entry.backend));
+      tell(run, Progress{.stage = ProgressStage::preparing, .index = 0, .backend = entry.backend});
       const double start_ms = timer_.now_ms();
       const bool ready = name.failure ? fail(entry, PrepareStep::name, *name.failure)
                                       : prepare(run, *made, entry, /*is_baseline=*/true);
@@ -360,6 +369,8 @@ class MinLatencyStrategy {
     CandidateReport& entry =
         run.report.candidates.emplace_back(CandidateReport{name.description, name.key});
     log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), entry.backend));
+    tell(run,
+         Progress{.stage = ProgressStage::preparing, .index = index + 1, .backend = entry.backend});
     const double start_ms = timer_.now_ms();
     bool ready = false;
     if (name.failure) {
@@ -500,8 +511,15 @@ class MinLatencyStrategy {
     }
     Measurement measured;
     try {
-      measured = measure_backends(entrants, run.profiling, config_.decision(), timer_, log_,
-                                  run.deadline_ms, candidates_.size());
+      measured = measure_backends(
+          entrants, run.profiling, config_.decision(), timer_, log_, run.deadline_ms,
+          candidates_.size(),
+          [&](std::size_t rounds, std::optional<std::size_t> leader, std::optional<double> ratio) {
+            run.rounds_so_far = rounds;
+            run.leader = leader ? entrants[*leader].name : std::string();
+            run.leader_ratio = ratio;
+            tell(run, Progress{.stage = ProgressStage::measuring});
+          });
     } catch (const CancelledError&) {
       stop_if_cancelled(run);
       throw;
@@ -527,9 +545,13 @@ class MinLatencyStrategy {
 
   Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline, double budget_ms) {
     return Entrant{std::move(name), is_baseline,
-                   [this, &backend, samples = run.samples](std::size_t call) {
+                   [this, &backend, &run, samples = run.samples](std::size_t call) {
                      // A cancelled tuning ends the measurement at the next call.
                      if (config_.stop_token().stop_requested()) throw CancelledError("cancelled");
+                     ++run.calls_so_far;
+                     if (config_.progress() && timer_.now_ms() - run.last_progress_ms >= 500.0) {
+                       tell(run, Progress{.stage = ProgressStage::measuring});  // a heartbeat
+                     }
                      const std::size_t index = call % samples.size();
                      try {
                        (void)backend.infer(samples[index]);
@@ -736,6 +758,31 @@ class MinLatencyStrategy {
 
   // ---- helpers of the steps ------------------------------------------------------------------
 
+  /// Tells the progress callback, if any, how the tuning stands. Its failure is a warning, and
+  /// it is not called again: showing progress must not end a tuning.
+  void tell(Run& run, Progress progress) {
+    if (!config_.progress() || progress_failed_) return;
+    progress.total = candidates_.size();
+    progress.elapsed_ms = timer_.now_ms() - run.start_ms;
+    progress.budget_ms = run.profiling.time_budget_ms();
+    progress.rounds = run.rounds_so_far;
+    progress.calls = run.calls_so_far;
+    if (progress.stage != ProgressStage::preparing && !run.leader.empty()) {
+      progress.leader = run.leader;  // the race's leader at its last look, or the selected
+      progress.leader_ratio = run.leader_ratio;
+    } else if (run.best) {  // the best measured so far
+      progress.leader = run.report.candidates[run.best->index].backend;
+    }
+    run.last_progress_ms = timer_.now_ms();
+    try {
+      config_.progress()(progress);
+    } catch (...) {
+      progress_failed_ = true;
+      log_.warn(1, fmt::format("the progress callback threw ({}); it is not called again",
+                               failure_text()));
+    }
+  }
+
   void warn_baseline_failed(const CandidateReport& entry) const {
     log_.warn(1, fmt::format("baseline {} failed ({}); the performance check is skipped and "
                              "tuning goes on with the candidates",
@@ -861,9 +908,10 @@ class MinLatencyStrategy {
 
   [[noreturn]] void refuse_reuse(const Run& run, const TuneReport& earlier, std::string_view why) {
     log_.warn(1, fmt::format("{}: {}", earlier.selected, why));
-    throw NoCorrectBackendError(fmt::format("module '{}': the earlier choice {} cannot be reused: {}",
-                                            earlier.module, earlier.selected, why),
-                                std::make_shared<const TuneReport>(run.report));
+    throw NoCorrectBackendError(
+        fmt::format("module '{}': the earlier choice {} cannot be reused: {}", earlier.module,
+                    earlier.selected, why),
+        std::make_shared<const TuneReport>(run.report));
   }
 
   TuneResult<B> reused(const Run& run, B backend, TuneReport earlier) {
@@ -898,6 +946,7 @@ class MinLatencyStrategy {
   T timer_;
   Logger log_;
   bool consumed_ = false;
+  bool progress_failed_ = false;
   std::optional<Result> baseline_result_;
   std::vector<PerfValidationResult> perf_validation_results_;
 };

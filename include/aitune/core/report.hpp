@@ -90,8 +90,8 @@ struct CandidateReport {
 
 /// Where a decision came from when it was taken from a tuning cache instead of measured now.
 struct CacheHit {
-  std::string file;     ///< the cache file
-  std::string created;  ///< when the decision was measured and stored (UTC, ISO 8601)
+  std::string file;            ///< the cache file
+  std::string created;         ///< when the decision was measured and stored (UTC, ISO 8601)
   double check_time_ms = 0.0;  ///< building and checking the cached choice now
 };
 
@@ -256,9 +256,9 @@ inline double bound_from_json(const nlohmann::json& json, double if_null) {
 }
 
 inline CandidateReport candidate_from_json(const nlohmann::json& json) {
-  static constexpr CandidateStatus statuses[] = {
-      CandidateStatus::ok, CandidateStatus::build_failed, CandidateStatus::incorrect,
-      CandidateStatus::measure_failed};
+  static constexpr CandidateStatus statuses[] = {CandidateStatus::ok, CandidateStatus::build_failed,
+                                                 CandidateStatus::incorrect,
+                                                 CandidateStatus::measure_failed};
   CandidateReport row;
   row.backend = json.at("backend").get<std::string>();
   row.key = json.at("key").get<std::string>();
@@ -271,10 +271,10 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
   if (!json.at("speedup").is_null()) row.speedup = json.at("speedup").get<double>();
   if (const nlohmann::json& r = json.at("vs_baseline"); !r.is_null()) {
     const double inf = std::numeric_limits<double>::infinity();
-    row.vs_baseline = RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
-                                  bound_from_json(r.at("ci_high"), inf),
-                                  r.at("confidence").get<double>(),
-                                  r.at("paired_rounds").get<std::size_t>()};
+    row.vs_baseline =
+        RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
+                    bound_from_json(r.at("ci_high"), inf), r.at("confidence").get<double>(),
+                    r.at("paired_rounds").get<std::size_t>()};
   }
   row.calls = json.at("calls").get<std::size_t>();
   row.note = json.at("note").get<std::string>();
@@ -282,12 +282,14 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
   row.reduced_precision = json.at("reduced_precision").get<bool>();
   if (json.at("accuracy").is_array()) {
     for (const nlohmann::json& output : json.at("accuracy")) {
-      row.accuracy.push_back(OutputAccuracy{
-          output.at("output").get<std::string>(),
-          bound_from_json(output.at("worst_error_ratio"), std::numeric_limits<double>::infinity())});
+      row.accuracy.push_back(
+          OutputAccuracy{output.at("output").get<std::string>(),
+                         bound_from_json(output.at("worst_error_ratio"),
+                                         std::numeric_limits<double>::infinity())});
     }
   }
-  if (json.contains("samples_ms")) row.samples_ms = json.at("samples_ms").get<std::vector<double>>();
+  if (json.contains("samples_ms"))
+    row.samples_ms = json.at("samples_ms").get<std::vector<double>>();
   return row;
 }
 
@@ -332,9 +334,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
     report.candidates.push_back(detail::candidate_from_json(candidate));
   }
   if (const auto hit = json.find("cache_hit"); hit != json.end() && !hit->is_null()) {
-    report.cache_hit = CacheHit{hit->at("file").get<std::string>(),
-                                hit->at("created").get<std::string>(),
-                                hit->at("check_time_ms").get<double>()};
+    report.cache_hit =
+        CacheHit{hit->at("file").get<std::string>(), hit->at("created").get<std::string>(),
+                 hit->at("check_time_ms").get<double>()};
   }
   return report;
 }

@@ -96,7 +96,8 @@ inline std::string markdown_cell(std::string_view text) {
       notes += fmt::format("- `{}`: {}: {}\n", markdown_cell(row.backend), to_string(row.status),
                            row.reason);
     }
-    if (!row.note.empty()) notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), row.note);
+    if (!row.note.empty())
+      notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), row.note);
   };
   if (report.baseline) note(*report.baseline);
   for (const auto& candidate : report.candidates)
@@ -104,11 +105,12 @@ inline std::string markdown_cell(std::string_view text) {
   if (!notes.empty()) md += "\n" + notes;
 
   const MeasurementReport& m = report.measurement;
-  md += fmt::format("\nMeasured by the {} schedule and the {} rule: {} calls", to_string(m.schedule),
-                    to_string(m.decision_rule), m.calls);
+  md += fmt::format("\nMeasured by the {} schedule and the {} rule: {} calls",
+                    to_string(m.schedule), to_string(m.decision_rule), m.calls);
   if (m.schedule == Schedule::interleaved) {
-    md += fmt::format(" in {} rounds; {}", m.rounds,
-                      m.stop_detail.empty() ? std::string(to_string(m.stop_reason)) : m.stop_detail);
+    md +=
+        fmt::format(" in {} rounds; {}", m.rounds,
+                    m.stop_detail.empty() ? std::string(to_string(m.stop_reason)) : m.stop_detail);
   }
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
   if (report.cache_hit) {

@@ -132,12 +132,12 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
   const double height = plot_bottom + 58.0;
   const auto x_of = [&](double ms) { return label_width + plot_width * ms / axis_max; };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
-      "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
-      "font-size=\"13\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
-      width, height);
+  std::string svg =
+      fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+                  "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
+                  "font-size=\"13\">\n"
+                  "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
+                  width, height);
   svg += fmt::format("<text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{} - module "
                      "'{}': latency at batch size 1</text>\n",
                      xml_escape(report.strategy), xml_escape(report.module));
@@ -167,16 +167,16 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
                          "fill=\"#e8f5e9\"/>\n",
                          y - row_height / 2 + 1, width - 8, row_height - 2);
     }
-    svg += fmt::format(
-        "<text x=\"12\" y=\"{:.1f}\"{}>{}{} {}</text>\n", y + 4,
-        row.selected ? " font-weight=\"bold\"" : "", row.selected ? "&#9733; " : "",
-        xml_escape(chart.role), xml_escape(row.backend));
+    svg += fmt::format("<text x=\"12\" y=\"{:.1f}\"{}>{}{} {}</text>\n", y + 4,
+                       row.selected ? " font-weight=\"bold\"" : "", row.selected ? "&#9733; " : "",
+                       xml_escape(chart.role), xml_escape(row.backend));
     std::string note;
     if (!chart.measured) {
       note = std::string(to_string(row.status));
     } else {
-      const char* colour = row.selected ? "#2e7d32" : chart.role == "baseline" ? "#616161"
-                                                                               : "#1565c0";
+      const char* colour = row.selected               ? "#2e7d32"
+                           : chart.role == "baseline" ? "#616161"
+                                                      : "#1565c0";
       for (const double dot : chart.dots) {
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"1.3\" fill=\"{}\" "
                            "fill-opacity=\"0.25\"/>\n",
@@ -197,10 +197,9 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
         note += " (" + format_speedup(*row.speedup) + ")";
       }
     }
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}>{}</text>\n",
-                       label_width + plot_width + 12, y + 4,
-                       row.selected ? " font-weight=\"bold\"" : " fill=\"#333333\"",
-                       xml_escape(note));
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\"{}>{}</text>\n", label_width + plot_width + 12, y + 4,
+        row.selected ? " font-weight=\"bold\"" : " fill=\"#333333\"", xml_escape(note));
   }
 
   if (report.baseline && report.baseline->latency) {

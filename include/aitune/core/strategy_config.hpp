@@ -7,6 +7,7 @@
 #include "aitune/core/decision_config.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
+#include "aitune/core/progress.hpp"
 
 #include <stop_token>
 #include <utility>
@@ -64,6 +65,15 @@ class StrategyConfig {
   }
   [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_token_; }
 
+  /// Called as the tuning goes: each backend prepared (i of N), each look of the measurement
+  /// and a heartbeat about twice a second while it measures, and the decision (progress.hpp).
+  /// Default: none (the sink's lines tell the same story, line by line).
+  StrategyConfig& set_progress(ProgressCallback progress) {
+    progress_ = std::move(progress);
+    return *this;
+  }
+  [[nodiscard]] const ProgressCallback& progress() const noexcept { return progress_; }
+
   /// Where progress and summary lines go (default: standard error).
   StrategyConfig& set_sink(MessageSink sink) {
     sink_ = std::move(sink);
@@ -79,6 +89,7 @@ class StrategyConfig {
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
+  ProgressCallback progress_{};
 };
 
 }  // namespace aitune

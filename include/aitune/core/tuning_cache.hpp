@@ -33,12 +33,11 @@
 #include "aitune/core/sha256.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -180,15 +179,15 @@ class TuningCache {
     Loaded loaded = load();
     if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
     if (loaded.state == State::unreadable) {
-      const std::filesystem::path kept =
-          path_.string() + ".corrupt-" + utc_now_iso8601();
+      const std::filesystem::path kept = path_.string() + ".corrupt-" + utc_now_iso8601();
       std::error_code moved;
       std::filesystem::rename(path_, kept, moved);
       if (moved) {
         throw Error(fmt::format("tuning cache '{}' cannot be read and cannot be moved aside: {}",
                                 path_.string(), moved.message()));
       }
-      log_.info(0, fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
+      log_.info(0,
+                fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
     }
     if (loaded.state != State::usable) {
       loaded.document = {{"schema_version", tuning_cache_schema_version},

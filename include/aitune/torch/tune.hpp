@@ -89,10 +89,9 @@ namespace aitune::lt {
       tuning_key(model, samples, candidates, config,
                  [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
-  return TunedModule(
-      tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
-                      std::move(module_name)),
-      samples);
+  return TunedModule(tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
+                                     std::move(module_name)),
+                     samples);
 }
 
 /// As above over default_candidates(model).

@@ -23,6 +23,7 @@
 
 #if AITUNE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+
 #include <cuda_runtime_api.h>
 #endif
 
@@ -120,16 +121,15 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
                       {"files_sha256", files}});
   }
   const ProfilingConfig& profiling = config.profiling();
-  nlohmann::json settings{
-      {"performance_validation", config.performance_validation()},
-      {"correctness_check", config.correctness_check()},
-      {"decision", config.decision().describe()},
-      {"schedule", to_string(profiling.schedule())},
-      {"measurement", profiling.schedule() == Schedule::interleaved
-                          ? profiling.race().describe()
-                          : profiling.stop_rule().describe()},
-      {"time_budget_ms", profiling.time_budget_ms()},
-      {"candidate_time_budget_ms", profiling.candidate_time_budget_ms()}};
+  nlohmann::json settings{{"performance_validation", config.performance_validation()},
+                          {"correctness_check", config.correctness_check()},
+                          {"decision", config.decision().describe()},
+                          {"schedule", to_string(profiling.schedule())},
+                          {"measurement", profiling.schedule() == Schedule::interleaved
+                                              ? profiling.race().describe()
+                                              : profiling.stop_rule().describe()},
+                          {"time_budget_ms", profiling.time_budget_ms()},
+                          {"candidate_time_budget_ms", profiling.candidate_time_budget_ms()}};
   return {{"model_sha256", model_sha256},
           {"model_format", model.is_exported() ? "torch.export" : "torchscript"},
           {"inputs", inputs},
