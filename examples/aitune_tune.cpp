@@ -609,22 +609,11 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                             "native runtime: that needs LibTorch 2.9 or newer; this build has {}",
                             options.model.string(), lt::libtorch_version()));
   }
-  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
-  // should not surface as every candidate failing in turn. (An archive of AOTInductor models
-  // only has no baseline to ask: its candidates' builds check the inputs.)
-  const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
-  if (has_baseline) try {
-      lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
-      probe.build(model, samples);
-    } catch (const std::exception& error) {
-      throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
-                              fmt::join(shapes, " "), lt::summarize_error(error)));
-    }
-
   ProfilingConfig profiling;
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
   if (options.stable) profiling.set_stop_rule(StableWindow());
+  const auto log_line = [display](std::string_view line) { display->log(line); };
   const auto config =
       StrategyConfig{}
           .enable_performance_validation(options.validation)
@@ -633,16 +622,32 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .set_profiling(profiling)
           .enable_full_errors(options.verbose)
           .set_stop_token(std::move(stop))
-          .set_sink([display](std::string_view line) { display->log(line); })
+          .set_sink(log_line)
           .set_progress([display](const Progress& progress) { display->show(progress); });
+  std::optional<TuningCache> cache;
+  if (options.cache) cache.emplace(*options.cache, log_line);
+
+  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
+  // should not surface as every candidate failing in turn. (An archive of AOTInductor models
+  // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
+  // holds is checked by rebuilding it, with the baseline: the probe would only double that.
+  const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
+  const bool cached =
+      cache &&
+      cache->find(lt::tuning_key(model, samples, candidates, config,
+                                 [&](const auto& file) { return cache->digest_of(file); }));
+  if (has_baseline && !cached) try {
+      lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
+      probe.build(model, samples);
+    } catch (const std::exception& error) {
+      throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
+                              fmt::join(shapes, " "), lt::summarize_error(error)));
+    }
+
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned =
-      options.cache
-          ? lt::tune(model, samples,
-                     TuningCache(*options.cache,
-                                 [display](std::string_view line) { display->log(line); }),
-                     std::move(candidates), config, name)
-          : lt::tune(model, samples, std::move(candidates), config, name);
+      cache ? lt::tune(model, samples, *cache, std::move(candidates), config, name)
+            : lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
 
   fmt::print("\n{}", render_table(report));

@@ -315,5 +315,15 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   // Any rewrite of the file, even to the same size, changes its identity: it is read again.
   write_text(model, "abd");
   CHECK(later.digest_of(model) == sha256_hex("abd"));
+  CHECK_FALSE(later.save_digests());  // just written: nothing to remember
+
+  // A hit stores nothing else, but saves what it hashed.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(later.digest_of(model) == sha256_hex("abd"));
+  CHECK(later.save_digests());
+  CHECK_FALSE(later.save_digests());  // once
+  CHECK(nlohmann::json::parse(read_text(
+            cache.path()))["file_digests"][std::filesystem::absolute(model).string()]["sha256"] ==
+        sha256_hex("abd"));
   std::filesystem::remove_all(dir);
 }

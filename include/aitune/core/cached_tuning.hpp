@@ -56,6 +56,7 @@ requires std::copy_constructible<B>
         TuneResult<B> result = strategy.reuse(model, samples, std::move(*earlier));
         result.report.cache_hit->file = cache.path().string();
         result.report.cache_hit->created = hit->created;
+        (void)cache.save_digests();  // the next start-up need not read the model again
         return result;
       } catch (const NoCorrectBackendError& error) {
         log.warn(0, fmt::format("tuning cache '{}': {}; tuning again, and replacing the entry",

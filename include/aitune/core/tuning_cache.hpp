@@ -149,6 +149,13 @@ class TuningCache {
     const std::filesystem::path absolute = std::filesystem::absolute(file);
     const std::optional<nlohmann::json> identity = identity_of(absolute);
     if (identity) {
+      const std::lock_guard lock(pending_mutex_);
+      const auto known = computed_digests_.find(absolute.string());
+      if (known != computed_digests_.end() && known->second.at("identity") == *identity) {
+        return known->second.at("sha256").get<std::string>();  // read by this object already
+      }
+    }
+    if (identity) {
       const Loaded loaded = load();
       if (loaded.state == State::usable && loaded.document.contains("file_digests")) {
         const nlohmann::json& digests = loaded.document.at("file_digests");
@@ -161,11 +168,33 @@ class TuningCache {
       }
     }
     std::string digest = sha256_file(absolute);
-    if (identity && identity->at("settled").get<bool>()) {
+    if (identity) {
       const std::lock_guard lock(pending_mutex_);
-      pending_digests_[absolute.string()] = {{"identity", *identity}, {"sha256", digest}};
+      const nlohmann::json entry{{"identity", *identity}, {"sha256", digest}};
+      computed_digests_[absolute.string()] = entry;
+      if (identity->at("settled").get<bool>()) pending_digests_[absolute.string()] = entry;
     }
     return digest;
+  }
+
+  /// Writes the digests computed since the last store, if any, so that the next run need not
+  /// read those files (after a hit, which stores nothing else). Returns whether it wrote; a
+  /// cache that cannot be written (a read-only shared file) is left as it is.
+  bool save_digests() const noexcept {
+    try {
+      {
+        const std::lock_guard lock(pending_mutex_);
+        if (pending_digests_.empty()) return false;
+      }
+      const detail::FileLock lock(lock_path());
+      Loaded loaded = load();
+      if (loaded.state != State::usable) return false;
+      merge_pending_digests(loaded.document);
+      write_json_file(path_, loaded.document);
+      return true;
+    } catch (...) {
+      return false;
+    }
   }
 
   /// Stores `report` (to_json of a TuneReport) under `key`, replacing an entry for the same key
@@ -195,15 +224,7 @@ class TuningCache {
     }
     loaded.document["entries"][entry_id(key)] = {
         {"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
-    {
-      const std::lock_guard lock(pending_mutex_);
-      if (!loaded.document.contains("file_digests") ||
-          !loaded.document["file_digests"].is_object()) {
-        loaded.document["file_digests"] = nlohmann::json::object();
-      }
-      for (const auto& [file, digest] : pending_digests_)
-        loaded.document["file_digests"][file] = digest;
-    }
+    merge_pending_digests(loaded.document);
     write_json_file(path_, loaded.document);
   }
 
@@ -216,6 +237,16 @@ class TuningCache {
   };
 
   [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
+
+  void merge_pending_digests(nlohmann::json& document) const {
+    const std::lock_guard lock(pending_mutex_);
+    if (!document.contains("file_digests") || !document["file_digests"].is_object()) {
+      document["file_digests"] = nlohmann::json::object();
+    }
+    for (const auto& [file, digest] : pending_digests_)
+      document["file_digests"][file] = digest;
+    pending_digests_.clear();
+  }
 
   /// What changes when a file's content may have: its device and inode, size, and modification
   /// and change times (ns); `settled` when it last changed over two seconds ago. None when it
@@ -281,7 +312,8 @@ class TuningCache {
   Logger log_;
   mutable std::atomic<bool> warned_{false};
   mutable std::mutex pending_mutex_;
-  mutable std::map<std::string, nlohmann::json> pending_digests_;  ///< for the next store
+  mutable std::map<std::string, nlohmann::json> pending_digests_;   ///< for the next store
+  mutable std::map<std::string, nlohmann::json> computed_digests_;  ///< read by this object
 };
 
 }  // namespace aitune
