@@ -88,6 +88,7 @@ class LatencyRace {
         break;
       }
       run_round(racing);
+      if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);  // between rounds
       if (stopped()) break;
       const int rounds = static_cast<int>(summary_.rounds);
       if (rounds < next_look_round) {
@@ -276,13 +277,12 @@ class LatencyRace {
                              recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
                              levels.vs_baseline, describe_look(verdict)));
     last_verdict_ = verdict;
-    if (on_look_) {
-      std::optional<double> ratio;
-      if (verdict.leader_vs_baseline && std::isfinite(verdict.leader_vs_baseline->median)) {
-        ratio = verdict.leader_vs_baseline->median;
-      }
-      on_look_(summary_.rounds, verdict.leader, ratio);
+    observed_leader_ = verdict.leader;
+    observed_ratio_.reset();
+    if (verdict.leader_vs_baseline && std::isfinite(verdict.leader_vs_baseline->median)) {
+      observed_ratio_ = verdict.leader_vs_baseline->median;
     }
+    if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);
     return verdict.settled;
   }
 
@@ -348,6 +348,8 @@ class LatencyRace {
   const Logger& log_;
   double deadline_ms_;
   LookObserver on_look_;
+  std::optional<std::size_t> observed_leader_;  ///< at the last look, for on_look_
+  std::optional<double> observed_ratio_;
   bool judged_;
   std::mt19937_64 random_;
   std::size_t candidates_ = 1;

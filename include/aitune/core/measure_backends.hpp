@@ -22,8 +22,8 @@ namespace aitune {
 /// Measures `entrants` (at most one of them the baseline) until the schedule's rule, a budget or
 /// `deadline_ms` ends it. `candidates_in_tuning` is how many candidates the whole tuning
 /// compares with the baseline: the sequential schedule sees them one at a time, yet its one
-/// decision per candidate must share alpha among all of them. `on_look` is told of each look of
-/// the interleaved race.
+/// decision per candidate must share alpha among all of them. `on_look` is told of each round and
+/// look of the interleaved race.
 template <Timer T>
 [[nodiscard]] Measurement
 measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profiling,

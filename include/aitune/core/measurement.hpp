@@ -28,8 +28,9 @@ struct Entrant {
   double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
 };
 
-/// Told of each look of the interleaved race: the rounds so far, the entrant leading (its
-/// index) and its median ratio to the baseline, when known. For progress reports.
+/// Told after each round of the interleaved race and at each look, outside any timed call: the
+/// rounds so far, the entrant leading at the last look (its index) and its median ratio to the
+/// baseline, when known. For progress reports.
 using LookObserver = std::function<void(std::size_t rounds, std::optional<std::size_t> leader,
                                         std::optional<double> leader_ratio)>;
 

@@ -516,9 +516,13 @@ class MinLatencyStrategy {
           candidates_.size(),
           [&](std::size_t rounds, std::optional<std::size_t> leader, std::optional<double> ratio) {
             run.rounds_so_far = rounds;
-            run.leader = leader ? entrants[*leader].name : std::string();
-            run.leader_ratio = ratio;
-            tell(run, Progress{.stage = ProgressStage::measuring});
+            std::string name = leader ? entrants[*leader].name : std::string();
+            // A new leader at once; otherwise a heartbeat about twice a second.
+            if (name != run.leader || timer_.now_ms() - run.last_progress_ms >= 500.0) {
+              run.leader = std::move(name);
+              run.leader_ratio = ratio;
+              tell(run, Progress{.stage = ProgressStage::measuring});
+            }
           });
     } catch (const CancelledError&) {
       stop_if_cancelled(run);
@@ -548,10 +552,7 @@ class MinLatencyStrategy {
                    [this, &backend, &run, samples = run.samples](std::size_t call) {
                      // A cancelled tuning ends the measurement at the next call.
                      if (config_.stop_token().stop_requested()) throw CancelledError("cancelled");
-                     ++run.calls_so_far;
-                     if (config_.progress() && timer_.now_ms() - run.last_progress_ms >= 500.0) {
-                       tell(run, Progress{.stage = ProgressStage::measuring});  // a heartbeat
-                     }
+                     ++run.calls_so_far;  // progress is told between rounds, never inside a call
                      const std::size_t index = call % samples.size();
                      try {
                        (void)backend.infer(samples[index]);

@@ -65,8 +65,9 @@ class StrategyConfig {
   }
   [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_token_; }
 
-  /// Called as the tuning goes: each backend prepared (i of N), each look of the measurement
-  /// and a heartbeat about twice a second while it measures, and the decision (progress.hpp).
+  /// Called as the tuning goes: each backend prepared (i of N); while the interleaved race
+  /// measures, each new leader and a heartbeat about twice a second, between rounds (never
+  /// inside a timed call); and the decision (progress.hpp).
   /// Default: none (the sink's lines tell the same story, line by line).
   StrategyConfig& set_progress(ProgressCallback progress) {
     progress_ = std::move(progress);
