@@ -82,12 +82,6 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
-/// The q quantile of sorted latencies (nearest rank).
-double percentile(const std::vector<double>& sorted, double q) {
-  const auto rank = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(rank, sorted.size() - 1)];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,8 +130,8 @@ int main(int argc, char** argv) {
                latencies_ms.size(), options.threads, elapsed_s,
                static_cast<double>(latencies_ms.size()) / elapsed_s);
     fmt::print("latency: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms\n",
-               percentile(latencies_ms, 0.50), percentile(latencies_ms, 0.90),
-               percentile(latencies_ms, 0.99), latencies_ms.back());
+               quantile_of_sorted(latencies_ms, 0.50), quantile_of_sorted(latencies_ms, 0.90),
+               quantile_of_sorted(latencies_ms, 0.99), latencies_ms.back());
     return 0;
   } catch (const UsageError& error) {
     fmt::print(stderr,

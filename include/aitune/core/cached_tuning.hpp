@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <concepts>
 #include <exception>
 #include <optional>
@@ -65,10 +64,7 @@ requires std::copy_constructible<B>
     }
   }
   TuneResult<B> result = strategy.tune(model, samples, std::move(module_name));
-  const auto& candidates = result.report.candidates;
-  if (!candidates.empty() &&
-      std::none_of(candidates.begin(), candidates.end(),
-                   [](const CandidateReport& c) { return c.status == CandidateStatus::ok; })) {
+  if (result.report.every_candidate_failed()) {
     // Perhaps a passing cause (memory taken by another process): do not make it permanent.
     log.warn(0, fmt::format("tuning cache '{}': not stored, since every candidate failed",
                             cache.path().string()));

@@ -182,9 +182,8 @@ class MinLatencyStrategy {
     for (std::size_t i = 0; i < candidates_.size() && !index; ++i) {
       if (name_of(candidates_[i], position_of(i)).key == earlier.selected_key) index = i;
     }
-    const auto row = std::find_if(earlier.candidates.begin(), earlier.candidates.end(),
-                                  [](const CandidateReport& c) { return c.selected; });
-    if (!index || row == earlier.candidates.end()) {
+    CandidateReport* row = earlier.selected_candidate();
+    if (!index || row == nullptr) {
       refuse_reuse(run, earlier, "it is not among the candidates");
     }
     if constexpr (!std::copy_constructible<B>) consumed_ = true;
@@ -712,10 +711,7 @@ class MinLatencyStrategy {
         return hand_back_baseline(run, "the selected candidate could not be activated");
       }
     } else if (baseline_usable) {
-      const bool all_failed =
-          !run.report.candidates.empty() &&
-          std::none_of(run.report.candidates.begin(), run.report.candidates.end(),
-                       [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
+      const bool all_failed = run.report.every_candidate_failed();
       if (try_activate(*run.baseline, *run.report.baseline)) {
         return hand_back_baseline(run, all_failed ? "every candidate failed (see their reasons)"
                                                   : "no candidate could be measured");

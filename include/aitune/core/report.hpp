@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace aitune {
@@ -123,6 +124,16 @@ struct TuneReport {
       if (candidate.selected) return &candidate;
     }
     return nullptr;
+  }
+  [[nodiscard]] CandidateReport* selected_candidate() {
+    return const_cast<CandidateReport*>(std::as_const(*this).selected_candidate());
+  }
+
+  /// Whether there were candidates and not one of them came through (status ok).
+  [[nodiscard]] bool every_candidate_failed() const {
+    return !candidates.empty() &&
+           std::none_of(candidates.begin(), candidates.end(),
+                        [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
   }
 };
 
@@ -351,6 +362,44 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
   return worst == row.accuracy.end() ? nullptr : &*worst;
 }
 
+namespace detail {
+
+/// The cells of one backend's row that the table and the markdown share (the latencies apart:
+/// the table gives each its unit, the markdown names it in the header). "-" where there is
+/// nothing to show.
+struct RowCells {
+  std::string cv;            ///< coefficient of variation, in %
+  std::string paired_ratio;  ///< the paired ratio to the baseline with its interval
+  std::string speedup;
+  std::string calls;
+  std::string precision;
+  std::string error;  ///< the worst output's error as a share of its tolerance, in %
+};
+
+inline RowCells row_cells(const CandidateReport& row) {
+  const OutputAccuracy* worst = worst_accuracy(row);
+  return RowCells{
+      row.latency && std::isfinite(row.latency->cv)
+          ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+          : std::string("-"),
+      row.vs_baseline
+          ? format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high)
+          : std::string("-"),
+      row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+      row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
+      row.precision.empty() ? std::string("-") : row.precision,
+      worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-")};
+}
+
+/// The ratio column's header: with the level of its intervals when the decision used some.
+inline std::string ratio_header(const TuneReport& report) {
+  return report.measurement.confidence > 0.0
+             ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
+             : std::string("ratio");
+}
+
+}  // namespace detail
+
 /// The report as a table for people: one row per backend (median, p90, coefficient of
 /// variation, the paired ratio to the baseline with its interval, speedup, calls, the precision
 /// it computes in and its worst output error as a share of the tolerance), then the reasons and
@@ -365,37 +414,24 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
     widen(candidate);
   name_width += 2;
 
-  const bool with_ratios = report.measurement.confidence > 0.0;
   std::string out =
       fmt::format("{} - module '{}' (batch size 1)\n", report.strategy, report.module);
   constexpr std::string_view row_format =
       "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}{:>11}{:>11}\n";
   out += fmt::format(row_format, "backend", name_width, "role", "status", "median", "p90", "cv",
-                     with_ratios
-                         ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
-                         : std::string("ratio"),
-                     "speedup", "calls", "precision", "error/tol");
+                     detail::ratio_header(report), "speedup", "calls", "precision", "error/tol");
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto cell = [&](double LatencyStats::*field) {
       return row.latency ? format_ms((*row.latency).*field) : std::string("-");
     };
-    std::string ratio = "-";
-    if (row.vs_baseline) {
-      ratio = format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high);
-    } else if (row.speedup) {
-      ratio = format_fixed(1.0 / *row.speedup);
-    }
-    const OutputAccuracy* worst = worst_accuracy(row);
-    out += fmt::format(
-        row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend), name_width, role,
-        to_string(row.status), cell(&LatencyStats::median), cell(&LatencyStats::p90),
-        row.latency && std::isfinite(row.latency->cv)
-            ? format_fixed(row.latency->cv * 100.0, 1) + " %"
-            : std::string("-"),
-        ratio, row.speedup ? format_speedup(*row.speedup) : std::string("-"),
-        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
-        row.precision.empty() ? std::string("-") : row.precision,
-        worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"));
+    const detail::RowCells cells = detail::row_cells(row);
+    // Measured apart from the baseline (no paired rounds): the ratio of the medians.
+    const std::string ratio =
+        !row.vs_baseline && row.speedup ? format_fixed(1.0 / *row.speedup) : cells.paired_ratio;
+    out += fmt::format(row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend),
+                       name_width, role, to_string(row.status), cell(&LatencyStats::median),
+                       cell(&LatencyStats::p90), cells.cv, ratio, cells.speedup, cells.calls,
+                       cells.precision, cells.error);
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {

@@ -58,33 +58,20 @@ inline std::string markdown_cell(std::string_view text) {
   }
   if (!report.decision.empty()) md += fmt::format(" Why: {}.", markdown_cell(report.decision));
   md += "\n\n";
-  const bool with_ratios = report.measurement.confidence > 0.0;
   md += fmt::format("| | backend | role | status | median (ms) | p90 (ms) | cv | {} | speedup | "
                     "calls | precision | error/tol |\n",
-                    with_ratios
-                        ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
-                        : std::string("ratio"));
+                    detail::ratio_header(report));
   md += "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|\n";
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto ms = [&](double LatencyStats::*field) {
       return row.latency ? format_fixed((*row.latency).*field) : std::string("-");
     };
-    std::string ratio = "-";
-    if (row.vs_baseline) {
-      ratio = format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high);
-    }
-    const OutputAccuracy* worst = worst_accuracy(row);
-    md += fmt::format(
-        "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-        row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), role, to_string(row.status),
-        ms(&LatencyStats::median), ms(&LatencyStats::p90),
-        row.latency && std::isfinite(row.latency->cv)
-            ? format_fixed(row.latency->cv * 100.0, 1) + " %"
-            : std::string("-"),
-        markdown_cell(ratio), row.speedup ? format_speedup(*row.speedup) : std::string("-"),
-        row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
-        row.precision.empty() ? std::string("-") : row.precision,
-        worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"));
+    const detail::RowCells cells = detail::row_cells(row);
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                      row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), role,
+                      to_string(row.status), ms(&LatencyStats::median), ms(&LatencyStats::p90),
+                      cells.cv, markdown_cell(cells.paired_ratio), cells.speedup, cells.calls,
+                      cells.precision, cells.error);
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i)

@@ -12,6 +12,7 @@
 /// minimum to the 99th percentile, with the median and the 90th percentile marked.
 
 #include "aitune/core/format.hpp"
+#include "aitune/core/latency_stats.hpp"
 #include "aitune/core/report.hpp"
 
 #include <fmt/format.h>
@@ -42,16 +43,6 @@ inline std::string xml_escape(std::string_view text) {
     }
   }
   return out;
-}
-
-/// The `q` quantile (0..1) of sorted values, interpolated linearly.
-inline double quantile_of_sorted(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0.0;
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  const double weight = position - static_cast<double>(below);
-  return sorted[below] * (1.0 - weight) + sorted[above] * weight;
 }
 
 /// A step of 1, 2 or 5 times a power of ten that cuts [0, span] into about `parts` pieces.

@@ -122,9 +122,9 @@ class TuningCache {
   /// warning (once per TuningCache) and a miss.
   [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key) const {
     const Loaded loaded = load();
+    if (loaded.state != State::usable) return std::nullopt;
     // As it reads back from the file: infinities become null, integers may change kind.
     const nlohmann::json wanted = nlohmann::json::parse(key.dump());
-    if (loaded.state != State::usable) return std::nullopt;
     const nlohmann::json& entries = loaded.document.at("entries");
     const auto found = entries.find(entry_id(wanted));
     if (found == entries.end()) return std::nullopt;
@@ -149,13 +149,13 @@ class TuningCache {
     const std::filesystem::path absolute = std::filesystem::absolute(file);
     const std::optional<nlohmann::json> identity = identity_of(absolute);
     if (identity) {
-      const std::lock_guard lock(pending_mutex_);
-      const auto known = computed_digests_.find(absolute.string());
-      if (known != computed_digests_.end() && known->second.at("identity") == *identity) {
-        return known->second.at("sha256").get<std::string>();  // read by this object already
+      {
+        const std::lock_guard lock(pending_mutex_);
+        const auto known = computed_digests_.find(absolute.string());
+        if (known != computed_digests_.end() && known->second.at("identity") == *identity) {
+          return known->second.at("sha256").get<std::string>();  // read by this object already
+        }
       }
-    }
-    if (identity) {
       const Loaded loaded = load();
       if (loaded.state == State::usable && loaded.document.contains("file_digests")) {
         const nlohmann::json& digests = loaded.document.at("file_digests");

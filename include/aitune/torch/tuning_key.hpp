@@ -19,10 +19,10 @@
 #include "aitune/version.hpp"
 
 #include <ATen/Parallel.h>
-#include <ATen/detail/CUDAHooksInterface.h>
 
 #if AITUNE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 
 #include <cuda_runtime_api.h>
 #endif
@@ -43,8 +43,7 @@ namespace aitune::lt {
 
 namespace detail {
 
-/// The CPU's model name from /proc/cpuinfo, or "unknown".
-inline std::string cpu_model_name() {
+inline std::string read_cpu_model_name() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
@@ -57,6 +56,13 @@ inline std::string cpu_model_name() {
     }
   }
   return "unknown";
+}
+
+/// The CPU's model name from /proc/cpuinfo, or "unknown". Read once per process: a key and a
+/// report environment each ask.
+inline const std::string& cpu_model_name() {
+  static const std::string name = read_cpu_model_name();
+  return name;
 }
 
 }  // namespace detail
