@@ -632,10 +632,9 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
   // holds is checked by rebuilding it, with the baseline: the probe would only double that.
   const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
-  const bool cached =
-      cache &&
-      cache->find(lt::tuning_key(model, samples, candidates, config,
-                                 [&](const auto& file) { return cache->digest_of(file); }));
+  std::optional<nlohmann::json> key;
+  if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
+  const bool cached = key && cache->find(*key);
   if (has_baseline && !cached) try {
       lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
       probe.build(model, samples);
@@ -646,7 +645,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
 
   const std::string name = options.model.stem().string();
   const lt::TunedModule tuned =
-      cache ? lt::tune(model, samples, *cache, std::move(candidates), config, name)
+      cache ? lt::tune(model, samples, *cache, *key, std::move(candidates), config, name)
             : lt::tune(model, samples, std::move(candidates), config, name);
   const TuneReport& report = tuned.report();
 

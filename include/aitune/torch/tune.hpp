@@ -75,6 +75,20 @@ namespace aitune::lt {
   return tune(model, samples, default_candidates(model), std::move(config), std::move(module_name));
 }
 
+/// As the call below, with the key already made by tuning_key(model, samples, candidates, config,
+/// cache): for a caller that also looks the key up itself (aitune-tune skips its input check
+/// on a hit). A key made otherwise must cover as much, or a hit can hand back a stale decision.
+[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
+                                      const TuningCache& cache, const nlohmann::json& key,
+                                      std::vector<AnyBackend> candidates,
+                                      StrategyConfig config = {},
+                                      std::string module_name = "model") {
+  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
+  return TunedModule(tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
+                                     std::move(module_name)),
+                     samples);
+}
+
 /// The call for a server's start-up: the decision `cache` holds for this model, inputs,
 /// machine, candidates and settings (tuning_key), rebuilt and checked against the baseline once
 /// with no measurement; or, on a miss, a tuning whose decision is then stored. A cached choice
@@ -85,13 +99,9 @@ namespace aitune::lt {
                                       const TuningCache& cache, std::vector<AnyBackend> candidates,
                                       StrategyConfig config = {},
                                       std::string module_name = "model") {
-  const nlohmann::json key =
-      tuning_key(model, samples, candidates, config,
-                 [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
-  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
-  return TunedModule(tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
-                                     std::move(module_name)),
-                     samples);
+  const nlohmann::json key = tuning_key(model, samples, candidates, config, cache);
+  return tune(model, samples, cache, key, std::move(candidates), std::move(config),
+              std::move(module_name));
 }
 
 /// As above over default_candidates(model).

@@ -12,6 +12,7 @@
 
 #include "aitune/core/sha256.hpp"
 #include "aitune/core/strategy_config.hpp"
+#include "aitune/core/tuning_cache.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/inputs.hpp"
@@ -145,6 +146,16 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
           {"aitune", aitune::version},
           {"candidates", listed},
           {"settings", settings}};
+}
+
+/// As above, with the file digests from `cache`'s memo: a restart does not read the model
+/// file again while it is unchanged.
+[[nodiscard]] inline nlohmann::json tuning_key(const Model& model, std::span<const Sample> samples,
+                                               const std::vector<AnyBackend>& candidates,
+                                               const StrategyConfig& config,
+                                               const TuningCache& cache) {
+  return tuning_key(model, samples, candidates, config,
+                    [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
 }
 
 }  // namespace aitune::lt
