@@ -19,6 +19,7 @@
 #include "aitune/core/measure_backends.hpp"
 #include "aitune/core/measurement.hpp"
 #include "aitune/core/median_interval.hpp"
+#include "aitune/core/memory_use.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/paired_rounds.hpp"

@@ -11,6 +11,7 @@
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/cuda_graph.hpp"
+#include "aitune/torch/device_memory.hpp"
 #include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/inputs.hpp"

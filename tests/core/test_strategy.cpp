@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <stop_token>
@@ -683,4 +684,94 @@ TEST_CASE("A progress callback that throws is a warning and the tuning completes
   CHECK(strategy.tune(model, one_sample(), "net").report.selected == "Fast()");
   CHECK(calls == 1);
   CHECK(recorder.contains("the progress callback threw (display gone)"));
+}
+
+namespace {
+
+constexpr std::int64_t mib = 1024 * 1024;
+
+// AddressSanitizer keeps freed memory in quarantine, resident: what a build frees still shows.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool freed_memory_stays_resident = true;
+#else
+constexpr bool freed_memory_stays_resident = false;
+#endif
+
+FakeBackend taking_memory(std::string name, double latency_ms, std::size_t kept,
+                          std::size_t scratch) {
+  FakeBehaviour behaviour;
+  behaviour.name = std::move(name);
+  behaviour.latencies_ms = {latency_ms};
+  behaviour.host_kept_bytes = kept;
+  behaviour.host_scratch_bytes = scratch;
+  return FakeBackend(behaviour);
+}
+
+}  // namespace
+
+TEST_CASE("Each backend's row notes the host memory its build and check took, kept and at peak",
+          "[strategy][memory]") {
+  if (!HostMemory::resident_bytes() || !HostMemory::reset_peak()) {
+    WARN("no /proc/self here: nothing to watch");
+    return;
+  }
+  FakeModel model;
+  auto strategy =
+      make_strategy(model, {taking_memory("Keeps", 2.0, 48 * mib, 0),
+                            taking_memory("Scratch", 3.0, 0, 96 * mib), FakeBackend("Light", 4.0)});
+  const TuneResult<FakeBackend> result = strategy.tune(model, one_sample(), "net");
+  const auto& keeps = entry(result.report, "Keeps()");
+  const auto& scratch = entry(result.report, "Scratch()");
+  const auto& light = entry(result.report, "Light()");
+  REQUIRE(keeps.memory);
+  REQUIRE(scratch.memory);
+  REQUIRE(light.memory);
+  REQUIRE(result.report.baseline->memory);
+  CHECK_FALSE(keeps.memory->has_device());  // the model is on no device that reports
+
+  CHECK(*keeps.memory->host_kept_bytes >= 46 * mib);
+  CHECK(*keeps.memory->host_peak_bytes >= *keeps.memory->host_kept_bytes);
+  CHECK(*scratch.memory->host_peak_bytes >= 94 * mib);
+  if (!freed_memory_stays_resident) CHECK(*scratch.memory->host_kept_bytes < 16 * mib);
+  CHECK(*light.memory->host_peak_bytes < 16 * mib);
+
+  // The figures travel with the report: JSON, table, markdown.
+  const TuneReport back = report_from_json(to_json(result.report));
+  REQUIRE(back.find("Keeps()")->memory);
+  CHECK(back.find("Keeps()")->memory->host_kept_bytes == keeps.memory->host_kept_bytes);
+  CHECK_FALSE(back.find("Keeps()")->memory->device_peak_bytes);
+  const std::string table = render_table(result.report);
+  CHECK(table.find("MiB kept/peak") != std::string::npos);
+  CHECK(table.find(detail::memory_cell(keeps, false)) != std::string::npos);
+  CHECK(render_markdown(result.report).find("| MiB kept/peak |") != std::string::npos);
+}
+
+TEST_CASE("Device memory comes through the backend family's customisation point",
+          "[strategy][memory]") {
+  FakeModel model;
+  model.device = std::make_shared<FakeDevice>();
+  model.device->allocate(7 * mib);  // someone else's, before the tuning
+  FakeBehaviour hungry{"Hungry", {2.0}};
+  hungry.device_kept_bytes = 100 * mib;
+  hungry.device_scratch_bytes = 400 * mib;
+  auto strategy = make_strategy(model, {FakeBackend(hungry), FakeBackend("Light", 3.0)});
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  const MemoryUse& memory = *entry(report, "Hungry()").memory;
+  CHECK(memory.device_kept_bytes == 100 * mib);
+  CHECK(memory.device_peak_bytes == 500 * mib);
+  CHECK(entry(report, "Light()").memory->device_kept_bytes == 0);
+  CHECK(entry(report, "Light()").memory->device_peak_bytes == 0);
+  CHECK(render_table(report).find("GPU MiB kept/peak") != std::string::npos);
+  CHECK(render_table(report).find("100 / 500") != std::string::npos);
+}
+
+TEST_CASE("With the memory watch off, no row has memory figures", "[strategy][memory]") {
+  FakeModel model;
+  model.device = std::make_shared<FakeDevice>();
+  auto strategy =
+      make_strategy(model, {FakeBackend("Fast", 2.0)}, StrategyConfig{}.enable_memory_watch(false));
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  CHECK_FALSE(report.baseline->memory);
+  CHECK_FALSE(entry(report, "Fast()").memory);
+  CHECK(detail::memory_cell(entry(report, "Fast()"), false) == "-");
 }

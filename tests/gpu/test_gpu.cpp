@@ -188,3 +188,27 @@ TEST_CASE("[gpu] A tuned CUDA-graph module is safe to call from 8 threads", "[gp
   CHECK(mismatches == 0);
 #endif
 }
+
+TEST_CASE("[gpu] Each backend's row has the device memory its build and check took", "[gpu]") {
+  AITUNE_REQUIRE_GPU();
+#if AITUNE_WITH_CUDA
+  const Model model{testing::make_conv_net(), c10::Device(c10::kCUDA, 0)};
+  const auto samples = testing::one_image(64);
+  MinLatencyStrategy<AnyBackend> strategy({TorchScriptFrozen(), TorchScriptFrozen(torch::kHalf)},
+                                          short_race());
+  const auto report = strategy.tune(model, samples, "conv").report;
+  INFO(render_table(report));
+  REQUIRE(report.baseline->memory);
+  // The baseline's weights move to the GPU: it keeps at least their size there.
+  std::int64_t weight_bytes = 0;
+  for (const auto& parameter : testing::make_conv_net().parameters())
+    weight_bytes += parameter.numel() * static_cast<std::int64_t>(parameter.element_size());
+  CHECK(*report.baseline->memory->device_kept_bytes >= weight_bytes);
+  for (const CandidateReport& row : report.candidates) {
+    REQUIRE(row.memory);
+    CHECK(*row.memory->device_peak_bytes > 0);  // one inference's activations at least
+    CHECK(*row.memory->device_peak_bytes >= *row.memory->device_kept_bytes);
+  }
+  CHECK(render_table(report).find("GPU MiB kept/peak") != std::string::npos);
+#endif
+}

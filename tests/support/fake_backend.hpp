@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,14 +38,32 @@ struct FakeBehaviour {
   /// Lines put before the message of every exception it throws (as LibTorch puts a traceback);
   /// FakeBackend::summarize_error keeps the last line only.
   std::string error_trace{};
+  /// Host memory its build takes: kept while it lives, and only while the build runs. Each
+  /// byte is written, so it is resident.
+  std::size_t host_kept_bytes = 0;
+  std::size_t host_scratch_bytes = 0;
+  /// The same on the model's fake device (FakeModel::device), where there is one.
+  std::int64_t device_kept_bytes = 0;
+  std::int64_t device_scratch_bytes = 0;
   /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
   std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
+};
+
+/// A device's allocator statistics, as the fake backends move them.
+struct FakeDevice {
+  DeviceMemoryReading memory{};
+
+  void allocate(std::int64_t bytes) {
+    memory.allocated_bytes += bytes;
+    memory.peak_bytes = std::max(memory.peak_bytes, memory.allocated_bytes);
+  }
 };
 
 /// The "model": the clock the backends advance and how the baseline behaves.
 struct FakeModel {
   std::shared_ptr<VirtualClock> clock = std::make_shared<VirtualClock>();
   std::optional<FakeBehaviour> baseline = FakeBehaviour{"TorchEager", {10.0}};
+  std::shared_ptr<FakeDevice> device{};  ///< null: a model on a device with nothing to report
 };
 
 class FakeBackend : public BackendLifecycle<FakeBackend> {
@@ -85,6 +105,15 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     return verdict;
   }
 
+  /// The customisation point for device memory (aitune::device_memory).
+  static std::optional<DeviceMemoryReading> device_memory(const FakeModel& model) {
+    if (!model.device) return std::nullopt;
+    return model.device->memory;
+  }
+  static void reset_device_peak(const FakeModel& model) {
+    if (model.device) model.device->memory.peak_bytes = model.device->memory.allocated_bytes;
+  }
+
   /// The last line of an error: the customisation point for one-line reasons.
   static std::string summarize_error(const std::exception& error) {
     const std::string_view text = error.what();
@@ -117,6 +146,17 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
       throw std::runtime_error(behaviour_.error_trace + "scripted build failure");
     }
     clock_ = model.clock;
+    if (behaviour_.host_scratch_bytes > 0) {
+      std::vector<char> scratch(behaviour_.host_scratch_bytes, 1);
+      touched_ += static_cast<std::size_t>(scratch.back());  // not optimised away
+    }
+    if (behaviour_.host_kept_bytes > 0) {
+      kept_ = std::make_shared<std::vector<char>>(behaviour_.host_kept_bytes, 1);
+    }
+    if (model.device) {
+      model.device->allocate(behaviour_.device_kept_bytes + behaviour_.device_scratch_bytes);
+      model.device->allocate(-behaviour_.device_scratch_bytes);
+    }
   }
 
   double do_infer(double sample) {
@@ -144,6 +184,8 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
   std::shared_ptr<VirtualClock> clock_;
   std::size_t calls_ = 0;
   std::size_t deactivations_ = 0;
+  std::shared_ptr<std::vector<char>> kept_{};  ///< host_kept_bytes, shared by copies
+  std::size_t touched_ = 0;
 };
 
 static_assert(Backend<FakeBackend>);

@@ -36,6 +36,7 @@
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/measure_backends.hpp"
 #include "aitune/core/measurement.hpp"
+#include "aitune/core/memory_use.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/profiling_config.hpp"
 #include "aitune/core/progress.hpp"
@@ -396,7 +397,16 @@ class MinLatencyStrategy {
 
   /// Builds `backend` and runs the samples through it: the baseline's outputs become the
   /// reference, a candidate's are checked against it. Returns whether it is ready to measure.
+  /// The memory it took meanwhile goes on its row (StrategyConfig::enable_memory_watch).
   bool prepare(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
+    if (!config_.memory_watch()) return build_and_check(run, backend, entry, is_baseline);
+    const MemoryWatch<B> watch(run.model);
+    const bool ready = build_and_check(run, backend, entry, is_baseline);
+    if (MemoryUse use = watch.finish(); !use.empty()) entry.memory = use;
+    return ready;
+  }
+
+  bool build_and_check(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
     PrepareStep step = PrepareStep::build;
     std::optional<std::size_t> at_sample;  // the sample running when a step threw
     try {

@@ -12,6 +12,7 @@
 #include "aitune/core/format.hpp"
 #include "aitune/core/latency_stats.hpp"
 #include "aitune/core/measurement.hpp"
+#include "aitune/core/memory_use.hpp"
 #include "aitune/core/race_config.hpp"
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -82,6 +84,8 @@ struct CandidateReport {
   /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
   /// when it was not checked against the baseline).
   std::vector<OutputAccuracy> accuracy{};
+  /// The memory it took while it was built and checked (absent when not watched).
+  std::optional<MemoryUse> memory{};
   bool selected = false;
   double tuning_time_ms = 0.0;  ///< time spent building, checking and measuring it
   /// Every timed call the statistics were computed from, in milliseconds, in the order timed
@@ -154,6 +158,28 @@ inline nlohmann::json stats_to_json(const LatencyStats& stats) {
           {"max", stats.max}, {"stddev", stats.stddev}, {"cv", stats.cv}};
 }
 
+/// Bytes, or null where the figure is absent.
+inline nlohmann::json optional_bytes(const std::optional<std::int64_t>& bytes) {
+  return bytes ? nlohmann::json(*bytes) : nlohmann::json(nullptr);
+}
+
+inline nlohmann::json memory_to_json(const MemoryUse& memory) {
+  return {{"host_kept_bytes", optional_bytes(memory.host_kept_bytes)},
+          {"host_peak_bytes", optional_bytes(memory.host_peak_bytes)},
+          {"device_kept_bytes", optional_bytes(memory.device_kept_bytes)},
+          {"device_peak_bytes", optional_bytes(memory.device_peak_bytes)}};
+}
+
+inline MemoryUse memory_from_json(const nlohmann::json& json) {
+  const auto bytes = [&](const char* name) -> std::optional<std::int64_t> {
+    const nlohmann::json& value = json.at(name);
+    if (value.is_null()) return std::nullopt;
+    return value.get<std::int64_t>();
+  };
+  return MemoryUse{bytes("host_kept_bytes"), bytes("host_peak_bytes"), bytes("device_kept_bytes"),
+                   bytes("device_peak_bytes")};
+}
+
 inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                                         const ReportJsonOptions& options) {
   nlohmann::json json{
@@ -193,6 +219,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
            {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}});
     }
   }
+  json["memory"] = candidate.memory ? memory_to_json(*candidate.memory) : nlohmann::json(nullptr);
   if (options.raw_samples) json["samples_ms"] = candidate.samples_ms;
   return json;
 }
@@ -299,6 +326,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
                                          std::numeric_limits<double>::infinity())});
     }
   }
+  // Reports written before the memory was watched have no "memory".
+  if (const auto memory = json.find("memory"); memory != json.end() && !memory->is_null())
+    row.memory = memory_from_json(*memory);
   if (json.contains("samples_ms"))
     row.samples_ms = json.at("samples_ms").get<std::vector<double>>();
   return row;
@@ -373,10 +403,38 @@ struct RowCells {
   std::string speedup;
   std::string calls;
   std::string precision;
-  std::string error;  ///< the worst output's error as a share of its tolerance, in %
+  std::string error;   ///< the worst output's error as a share of its tolerance, in %
+  std::string memory;  ///< kept / peak MiB, the device's where the report has device figures
 };
 
-inline RowCells row_cells(const CandidateReport& row) {
+/// Whether the memory column shows device memory (some row has device figures) or the host's.
+inline bool memory_on_device(const TuneReport& report) {
+  const auto on_device = [](const CandidateReport& row) {
+    return row.memory && row.memory->has_device();
+  };
+  return (report.baseline && on_device(*report.baseline)) ||
+         std::any_of(report.candidates.begin(), report.candidates.end(), on_device);
+}
+
+inline std::string memory_header(const TuneReport& report) {
+  return memory_on_device(report) ? "GPU MiB kept/peak" : "MiB kept/peak";
+}
+
+inline std::string format_mib(std::int64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  return format_fixed(mib, std::abs(mib) < 10.0 ? 1 : 0);
+}
+
+inline std::string memory_cell(const CandidateReport& row, bool on_device) {
+  if (!row.memory) return "-";
+  const MemoryUse& m = *row.memory;
+  const auto& kept = on_device ? m.device_kept_bytes : m.host_kept_bytes;
+  const auto& peak = on_device ? m.device_peak_bytes : m.host_peak_bytes;
+  if (!kept && !peak) return "-";
+  return fmt::format("{} / {}", kept ? format_mib(*kept) : "-", peak ? format_mib(*peak) : "-");
+}
+
+inline RowCells row_cells(const CandidateReport& row, bool memory_on_device) {
   const OutputAccuracy* worst = worst_accuracy(row);
   return RowCells{
       row.latency && std::isfinite(row.latency->cv)
@@ -388,7 +446,8 @@ inline RowCells row_cells(const CandidateReport& row) {
       row.speedup ? format_speedup(*row.speedup) : std::string("-"),
       row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
       row.precision.empty() ? std::string("-") : row.precision,
-      worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-")};
+      worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"),
+      memory_cell(row, memory_on_device)};
 }
 
 /// The ratio column's header: with the level of its intervals when the decision used some.
@@ -417,21 +476,23 @@ inline std::string ratio_header(const TuneReport& report) {
   std::string out =
       fmt::format("{} - module '{}' (batch size 1)\n", report.strategy, report.module);
   constexpr std::string_view row_format =
-      "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}{:>11}{:>11}\n";
+      "{:<{}}{:<10}{:<16}{:>12}{:>12}{:>8}{:>28}{:>9}{:>7}{:>11}{:>11}{:>19}\n";
+  const bool memory_on_device = detail::memory_on_device(report);
   out += fmt::format(row_format, "backend", name_width, "role", "status", "median", "p90", "cv",
-                     detail::ratio_header(report), "speedup", "calls", "precision", "error/tol");
+                     detail::ratio_header(report), "speedup", "calls", "precision", "error/tol",
+                     detail::memory_header(report));
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto cell = [&](double LatencyStats::*field) {
       return row.latency ? format_ms((*row.latency).*field) : std::string("-");
     };
-    const detail::RowCells cells = detail::row_cells(row);
+    const detail::RowCells cells = detail::row_cells(row, memory_on_device);
     // Measured apart from the baseline (no paired rounds): the ratio of the medians.
     const std::string ratio =
         !row.vs_baseline && row.speedup ? format_fixed(1.0 / *row.speedup) : cells.paired_ratio;
     out += fmt::format(row_format, fmt::format("{}{}", row.selected ? "* " : "", row.backend),
                        name_width, role, to_string(row.status), cell(&LatencyStats::median),
                        cell(&LatencyStats::p90), cells.cv, ratio, cells.speedup, cells.calls,
-                       cells.precision, cells.error);
+                       cells.precision, cells.error, cells.memory);
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {

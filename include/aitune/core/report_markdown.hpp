@@ -58,20 +58,21 @@ inline std::string markdown_cell(std::string_view text) {
   }
   if (!report.decision.empty()) md += fmt::format(" Why: {}.", markdown_cell(report.decision));
   md += "\n\n";
+  const bool memory_on_device = detail::memory_on_device(report);
   md += fmt::format("| | backend | role | status | median (ms) | p90 (ms) | cv | {} | speedup | "
-                    "calls | precision | error/tol |\n",
-                    detail::ratio_header(report));
-  md += "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|\n";
+                    "calls | precision | error/tol | {} |\n",
+                    detail::ratio_header(report), detail::memory_header(report));
+  md += "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|--:|\n";
   const auto add_row = [&](std::string_view role, const CandidateReport& row) {
     const auto ms = [&](double LatencyStats::*field) {
       return row.latency ? format_fixed((*row.latency).*field) : std::string("-");
     };
-    const detail::RowCells cells = detail::row_cells(row);
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+    const detail::RowCells cells = detail::row_cells(row, memory_on_device);
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                       row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), role,
                       to_string(row.status), ms(&LatencyStats::median), ms(&LatencyStats::p90),
                       cells.cv, markdown_cell(cells.paired_ratio), cells.speedup, cells.calls,
-                      cells.precision, cells.error);
+                      cells.precision, cells.error, cells.memory);
   };
   if (report.baseline) add_row("baseline", *report.baseline);
   for (std::size_t i = 0; i < report.candidates.size(); ++i)

@@ -56,6 +56,16 @@ class StrategyConfig {
   }
   [[nodiscard]] bool full_errors() const noexcept { return full_errors_; }
 
+  /// Note the memory each backend takes while it is built and checked (MemoryUse: host resident
+  /// set and, where the backend family reports one, device memory) in its report row. On by
+  /// default. It resets the process's peak-resident mark (and LibTorch's CUDA peak statistics)
+  /// before each build: a server that watches its own peak should turn it off.
+  StrategyConfig& enable_memory_watch(bool on) {
+    memory_watch_ = on;
+    return *this;
+  }
+  [[nodiscard]] bool memory_watch() const noexcept { return memory_watch_; }
+
   /// Cancels the tuning when a stop is requested on `token`'s source: within one call of each
   /// backend being measured, or at the next step. tune() then throws CancelledError with the
   /// report so far. (A call that never returns cannot be stopped from inside the process.)
@@ -86,6 +96,7 @@ class StrategyConfig {
   bool performance_validation_ = true;
   bool correctness_check_ = true;
   bool full_errors_ = false;
+  bool memory_watch_ = true;
   std::stop_token stop_token_{};
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};

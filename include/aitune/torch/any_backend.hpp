@@ -9,6 +9,7 @@
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/compare_outputs.hpp"
+#include "aitune/torch/device_memory.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/native_runtime.hpp"
 #include "aitune/torch/script_backend.hpp"
@@ -67,6 +68,12 @@ class AnyBackend {
     if (model.is_exported()) return AnyBackend(NativeRuntime());
     return AnyBackend(TorchEager());
   }
+
+  /// For aitune::device_memory: what LibTorch's CUDA allocator holds on the model's GPU.
+  [[nodiscard]] static std::optional<DeviceMemoryReading> device_memory(const Model& model) {
+    return read_device_memory(model.device);
+  }
+  static void reset_device_peak(const Model& model) { reset_device_memory_peak(model.device); }
 
   [[nodiscard]] static OutputCheck check_outputs(const AnyBackend& candidate,
                                                  const c10::IValue* reference,
