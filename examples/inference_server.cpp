@@ -4,9 +4,11 @@
 // takes the backend from the tuning cache (or tunes on a miss, and stores the decision), then
 // serves requests from several threads through the TunedModule and prints latency percentiles.
 // A restart, or another machine of the same kind sharing the cache file, skips the tuning.
+// With --background it serves the baseline at once and switches to the tuned backend when a
+// tuning on a thread of its own ends (lt::BackgroundTunedModule).
 //
 //   inference-server MODEL.pt|MODEL.pt2 --input SHAPE [--input SHAPE ...] --cache FILE
-//                    [--threads N] [--requests N] [--time-budget S]
+//                    [--threads N] [--requests N] [--time-budget S] [--background]
 //
 // Exit codes: 0 served, 2 usage error, 1 any other failure.
 #include <aitune/torch.hpp>
@@ -19,6 +21,7 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -33,6 +36,7 @@ struct Options {
   int threads = 4;
   int requests = 50;  ///< per thread
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
+  bool background = false;
 };
 
 struct UsageError {
@@ -70,6 +74,8 @@ Options parse_arguments(int argc, char** argv) {
       options.requests = positive_int(arg, value());
     } else if (arg == "--time-budget") {
       options.time_budget_s = positive_int(arg, value());
+    } else if (arg == "--background") {
+      options.background = true;
     } else if (arg.starts_with("-") || !options.model.empty()) {
       throw UsageError{fmt::format("unexpected argument '{}'", arg)};
     } else {
@@ -99,9 +105,20 @@ int main(int argc, char** argv) {
     const TuningCache cache(options.cache);
     const auto config = StrategyConfig{}.set_profiling(
         ProfilingConfig{}.set_time_budget_ms(options.time_budget_s * 1000.0));
-    const lt::TunedModule tuned = lt::tune(model, samples, cache, config, "server");
-    fmt::print("start-up: {} in {:.2f} s ({})\n", tuned.selected(), seconds_since(start),
-               tuned.report().cache_hit ? "from the tuning cache" : "tuned now, and stored");
+    std::optional<lt::TunedModule> tuned;
+    std::optional<lt::BackgroundTunedModule> background;
+    if (options.background) {
+      background.emplace(model, samples, cache, lt::default_candidates(model), config, "server");
+      fmt::print("start-up: {} in {:.2f} s (serving it while the tuning runs)\n",
+                 background->current()->selected(), seconds_since(start));
+    } else {
+      tuned.emplace(lt::tune(model, samples, cache, config, "server"));
+      fmt::print("start-up: {} in {:.2f} s ({})\n", tuned->selected(), seconds_since(start),
+                 tuned->report().cache_hit ? "from the tuning cache" : "tuned now, and stored");
+    }
+    const auto forward = [&](const lt::Sample& request) {
+      return background ? background->forward(request) : tuned->forward(request);
+    };
 
     // Serving: every thread sends its requests through the one TunedModule.
     std::mutex mutex;
@@ -115,7 +132,7 @@ int main(int argc, char** argv) {
           const lt::Sample request = lt::make_random_sample(
               options.inputs, model.device, static_cast<unsigned>(1000 * t + r + 1));
           const auto sent = std::chrono::steady_clock::now();
-          (void)tuned.forward(request);
+          (void)forward(request);
           mine.push_back(seconds_since(sent) * 1000.0);
         }
         const std::lock_guard lock(mutex);
@@ -132,12 +149,25 @@ int main(int argc, char** argv) {
     fmt::print("latency: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms\n",
                quantile_of_sorted(latencies_ms, 0.50), quantile_of_sorted(latencies_ms, 0.90),
                quantile_of_sorted(latencies_ms, 0.99), latencies_ms.back());
+    if (background) {
+      using State = lt::BackgroundTunedModule::State;
+      if (background->wait() != State::tuned) {
+        fmt::print("tuning: did not finish ({}); the baseline serves on\n", background->failure());
+        return 1;
+      }
+      const TuneReport& report = background->current()->report();
+      fmt::print("tuning: switched to {} ({})\n", report.selected,
+                 report.cache_hit ? fmt::format("from the tuning cache, checked in {:.2f} s",
+                                                report.cache_hit->check_time_ms / 1000.0)
+                                  : fmt::format("tuned in {:.2f} s while serving, and stored",
+                                                report.tuning_time_ms / 1000.0));
+    }
     return 0;
   } catch (const UsageError& error) {
     fmt::print(stderr,
                "inference-server: {}\nusage: inference-server MODEL --input SHAPE "
                "[--input SHAPE ...] --cache FILE [--threads N] [--requests N] "
-               "[--time-budget S]\n",
+               "[--time-budget S] [--background]\n",
                error.message);
     return 2;
   } catch (const std::exception& error) {

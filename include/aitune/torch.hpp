@@ -8,6 +8,7 @@
 #include "aitune/aitune.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/aot_inductor.hpp"
+#include "aitune/torch/background_tuning.hpp"
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/cuda_graph.hpp"

@@ -1,0 +1,147 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// BackgroundTunedModule: the baseline serves at once, the tuning's choice takes over when it
+// ends; cancelled or failed, the baseline goes on serving.
+#include "torch/test_models.hpp"
+#include "torch/torch_catch.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace aitune;
+using namespace aitune::lt;
+using namespace aitune::testing;
+
+namespace {
+
+/// Holds the tuning at its first progress report until release(): the test then knows the
+/// tuning is still running while it looks.
+struct Gate {
+  std::promise<void> opened;
+  std::shared_future<void> open = opened.get_future().share();
+  std::atomic<bool> reached{false};
+
+  StrategyConfig config() {
+    return StrategyConfig{}
+        .set_profiling(ProfilingConfig{}.set_time_budget_ms(500.0))
+        .set_sink(null_sink())
+        .set_progress([this](const Progress&) {
+          reached = true;
+          open.wait();
+        });
+  }
+  void wait_until_reached() const {
+    while (!reached)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void release() { opened.set_value(); }
+};
+
+std::vector<AnyBackend> two_candidates() {
+  return {AnyBackend(TorchScriptFrozen()), AnyBackend(TorchScriptOptimized())};
+}
+
+bool matches(const c10::IValue& output, const at::Tensor& expected) {
+  return torch::allclose(output.toTensor(), expected, 1e-4, 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("A background-tuned module serves the baseline at once, then the tuning's choice",
+          "[background][tune]") {
+  const Model model{make_conv_net()};
+  const auto samples = one_image(16);
+  const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
+  Gate gate;
+  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  gate.wait_until_reached();
+
+  const std::shared_ptr<const TunedModule> first = module.current();
+  CHECK(module.state() == BackgroundTunedModule::State::tuning);
+  CHECK(first->baseline_selected());
+  CHECK(first->selected() == "TorchEager()");
+  CHECK(first->report().decision == "the baseline serves while the tuning runs");
+  CHECK(matches(module.forward(samples[0]), expected));
+
+  gate.release();
+  REQUIRE(module.wait() == BackgroundTunedModule::State::tuned);
+  CHECK(module.failure().empty());
+  const std::shared_ptr<const TunedModule> tuned = module.current();
+  CHECK(tuned != first);
+  CHECK(tuned->report().measurement.calls > 0);  // measured, not the placeholder report
+  CHECK(tuned->report().strategy == "Min Latency Strategy");
+  CHECK(matches(module.forward(samples[0]), expected));
+  CHECK(matches(first->forward(samples[0]), expected));  // a holder keeps the old one alive
+}
+
+TEST_CASE("Requests from several threads go on while the background tuning switches",
+          "[background][tune]") {
+  const Model model{make_conv_net()};
+  const auto samples = one_image(16);
+  const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
+  Gate gate;
+  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  std::atomic<int> served{0};
+  std::atomic<int> wrong{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 2; ++t) {
+    clients.emplace_back([&] {
+      while (!done) {
+        if (!matches(module.forward(samples[0]), expected)) ++wrong;
+        ++served;
+      }
+    });
+  }
+  gate.wait_until_reached();
+  gate.release();
+  const auto state = module.wait();
+  const int at_switch = served.load();
+  while (served < at_switch + 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  done = true;
+  for (auto& client : clients)
+    client.join();
+  CHECK(state == BackgroundTunedModule::State::tuned);
+  CHECK(wrong == 0);
+  CHECK(served >= at_switch + 10);
+}
+
+TEST_CASE("A cancelled background tuning leaves the baseline serving", "[background][tune]") {
+  const Model model{make_conv_net()};
+  const auto samples = one_image(16);
+  Gate gate;
+  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  gate.wait_until_reached();
+  module.cancel();
+  gate.release();
+  CHECK(module.wait() == BackgroundTunedModule::State::cancelled);
+  CHECK_THAT(module.failure(), Catch::Matchers::Contains("cancel"));
+  CHECK(module.current()->baseline_selected());
+  CHECK(module.current()->report().decision == "the baseline serves while the tuning runs");
+  CHECK(module.forward(samples[0]).isTensor());
+}
+
+TEST_CASE("A background tuning that fails says why and leaves the baseline serving",
+          "[background][tune]") {
+  const Model model{make_conv_net()};
+  const auto samples = one_image(16);
+  // Without performance validation a tuning whose every candidate fails throws.
+  const auto config = StrategyConfig{}.enable_performance_validation(false).set_sink(null_sink());
+  BackgroundTunedModule module(model, samples, {AnyBackend(PerturbedOutputs(TorchEager()))}, config,
+                               "net");
+  CHECK(module.wait_for(std::chrono::seconds(60)) == BackgroundTunedModule::State::failed);
+  CHECK_THAT(module.failure(), Catch::Matchers::Contains("net"));
+  CHECK(module.current()->baseline_selected());
+  CHECK(module.forward(samples[0]).isTensor());
+}
+
+TEST_CASE("A model that cannot take the samples fails at once, before anything is served",
+          "[background][tune]") {
+  const Model model{make_conv_net()};
+  CHECK_THROWS(BackgroundTunedModule(model, {Sample{torch::ones({1, 2})}}, two_candidates(),
+                                     StrategyConfig{}.set_sink(null_sink()), "net"));
+}
