@@ -11,8 +11,9 @@
 /// The tuning measures while requests are served: on the same cores (or GPU) the traffic
 /// slows the backends it times. The interleaved race times the baseline and the candidates in
 /// turns, so the load weighs on each alike, but a heavy or bursty load widens the intervals,
-/// and the decision may come later or fall back to the baseline. Tune at a quiet moment (or
-/// with lt::tune before serving) where the decision matters more than the start-up time.
+/// and the decision may come later or fall back to the baseline; the rows' memory figures count
+/// what the requests allocate meanwhile. Tune at a quiet moment (or with lt::tune before
+/// serving) where the decision matters more than the start-up time.
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/report.hpp"
