@@ -78,7 +78,7 @@ TEST_CASE("A background-tuned module serves the baseline at once, then the tunin
 }
 
 TEST_CASE("Requests from several threads go on while the background tuning switches",
-          "[background][tune]") {
+          "[background][tune][concurrency]") {
   const Model model{make_conv_net()};
   const auto samples = one_image(16);
   const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
@@ -110,7 +110,8 @@ TEST_CASE("Requests from several threads go on while the background tuning switc
   CHECK(served >= at_switch + 10);
 }
 
-TEST_CASE("A cancelled background tuning leaves the baseline serving", "[background][tune]") {
+TEST_CASE("A cancelled background tuning leaves the baseline serving",
+          "[background][tune][concurrency]") {
   const Model model{make_conv_net()};
   const auto samples = one_image(16);
   Gate gate;
