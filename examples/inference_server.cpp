@@ -156,7 +156,8 @@ int main(int argc, char** argv) {
         return 1;
       }
       const TuneReport& report = background->current()->report();
-      fmt::print("tuning: switched to {} ({})\n", report.selected,
+      fmt::print("tuning: {} {} ({})\n",
+                 report.baseline_selected ? "kept the baseline" : "switched to", report.selected,
                  report.cache_hit ? fmt::format("from the tuning cache, checked in {:.2f} s",
                                                 report.cache_hit->check_time_ms / 1000.0)
                                   : fmt::format("tuned in {:.2f} s while serving, and stored",

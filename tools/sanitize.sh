@@ -3,7 +3,8 @@
 #   tools/sanitize.sh address   AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)
 #                               over the whole CPU suite: core, torch and command tests
 #   tools/sanitize.sh thread    ThreadSanitizer (preset tsan) over the concurrency tests: 8 threads
-#                               on one TunedModule, two tunings at once, JSON writers at once
+#                               on one TunedModule, two tunings at once, JSON writers at once, a
+#                               background tuning switching while threads serve
 #   tools/sanitize.sh all       both
 # LibTorch itself is not instrumented. Reports proven to come from inside it are suppressed, one
 # comment each, in tools/sanitizers/*.supp; any other report fails the run. Run by
