@@ -44,19 +44,24 @@ std::vector<AnyBackend> two_candidates() {
   return {AnyBackend(TorchScriptFrozen()), AnyBackend(TorchScriptOptimized())};
 }
 
-bool matches(const c10::IValue& output, const at::Tensor& expected) {
-  return torch::allclose(output.toTensor(), expected, 1e-4, 1e-4);
-}
+/// The model every test serves, its one sample, and the output that sample must give.
+struct ConvNetCase {
+  Model model{make_conv_net()};
+  std::vector<Sample> samples = one_image(16);
+  at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
+
+  [[nodiscard]] bool matches(const c10::IValue& output) const {
+    return torch::allclose(output.toTensor(), expected, 1e-4, 1e-4);
+  }
+};
 
 }  // namespace
 
 TEST_CASE("A background-tuned module serves the baseline at once, then the tuning's choice",
           "[background][tune]") {
-  const Model model{make_conv_net()};
-  const auto samples = one_image(16);
-  const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
+  const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
   gate.wait_until_reached();
 
   const std::shared_ptr<const TunedModule> first = module.current();
@@ -64,7 +69,7 @@ TEST_CASE("A background-tuned module serves the baseline at once, then the tunin
   CHECK(first->baseline_selected());
   CHECK(first->selected() == "TorchEager()");
   CHECK(first->report().decision == "the baseline serves while the tuning runs");
-  CHECK(matches(module.forward(samples[0]), expected));
+  CHECK(net.matches(module.forward(net.samples[0])));
 
   gate.release();
   REQUIRE(module.wait() == BackgroundTunedModule::State::tuned);
@@ -73,17 +78,15 @@ TEST_CASE("A background-tuned module serves the baseline at once, then the tunin
   CHECK(tuned != first);
   CHECK(tuned->report().measurement.calls > 0);  // measured, not the placeholder report
   CHECK(tuned->report().strategy == "Min Latency Strategy");
-  CHECK(matches(module.forward(samples[0]), expected));
-  CHECK(matches(first->forward(samples[0]), expected));  // a holder keeps the old one alive
+  CHECK(net.matches(module.forward(net.samples[0])));
+  CHECK(net.matches(first->forward(net.samples[0])));  // a holder keeps the old one alive
 }
 
 TEST_CASE("Requests from several threads go on while the background tuning switches",
           "[background][tune][concurrency]") {
-  const Model model{make_conv_net()};
-  const auto samples = one_image(16);
-  const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
+  const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
   std::atomic<int> served{0};
   std::atomic<int> wrong{0};
   std::atomic<bool> done{false};
@@ -91,7 +94,7 @@ TEST_CASE("Requests from several threads go on while the background tuning switc
   for (int t = 0; t < 2; ++t) {
     clients.emplace_back([&] {
       while (!done) {
-        if (!matches(module.forward(samples[0]), expected)) ++wrong;
+        if (!net.matches(module.forward(net.samples[0]))) ++wrong;
         ++served;
       }
     });
@@ -112,10 +115,9 @@ TEST_CASE("Requests from several threads go on while the background tuning switc
 
 TEST_CASE("A cancelled background tuning leaves the baseline serving",
           "[background][tune][concurrency]") {
-  const Model model{make_conv_net()};
-  const auto samples = one_image(16);
+  const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(model, samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
   gate.wait_until_reached();
   module.cancel();
   gate.release();
@@ -123,21 +125,20 @@ TEST_CASE("A cancelled background tuning leaves the baseline serving",
   CHECK_THAT(module.failure(), Catch::Matchers::Contains("cancel"));
   CHECK(module.current()->baseline_selected());
   CHECK(module.current()->report().decision == "the baseline serves while the tuning runs");
-  CHECK(module.forward(samples[0]).isTensor());
+  CHECK(module.forward(net.samples[0]).isTensor());
 }
 
 TEST_CASE("A background tuning that fails says why and leaves the baseline serving",
           "[background][tune]") {
-  const Model model{make_conv_net()};
-  const auto samples = one_image(16);
+  const ConvNetCase net;
   // Without performance validation a tuning whose every candidate fails throws.
   const auto config = StrategyConfig{}.enable_performance_validation(false).set_sink(null_sink());
-  BackgroundTunedModule module(model, samples, {AnyBackend(PerturbedOutputs(TorchEager()))}, config,
-                               "net");
+  BackgroundTunedModule module(net.model, net.samples, {AnyBackend(PerturbedOutputs(TorchEager()))},
+                               config, "net");
   CHECK(module.wait_for(std::chrono::seconds(60)) == BackgroundTunedModule::State::failed);
   CHECK_THAT(module.failure(), Catch::Matchers::Contains("net"));
   CHECK(module.current()->baseline_selected());
-  CHECK(module.forward(samples[0]).isTensor());
+  CHECK(module.forward(net.samples[0]).isTensor());
 }
 
 TEST_CASE("A model that cannot take the samples fails at once, before anything is served",
