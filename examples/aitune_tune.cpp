@@ -694,9 +694,8 @@ void write_failed_report(const Options& options, const Environment& environment,
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// The whole command; returns its exit code.
+int tune_command(int argc, char** argv) {
   Options options;
   Environment environment = Environment::object();
   try {
@@ -738,4 +737,25 @@ int main(int argc, char** argv) {
     write_failed_report(options, environment, message, nullptr);
     return 1;
   }
+}
+
+/// Ends the process without running the static destructors of LibTorch's libraries: they took
+/// 0.10 s of a 0.52 s cache hit here (measured side by side), and free nothing a process about
+/// to end needs freed (clang's driver skips the same work at exit). Everything
+/// the command writes is closed by then (the reports are atomic renames, the model and the
+/// tuned backend are destroyed inside tune_command) but for the standard streams, flushed here.
+/// A sanitizer build exits normally, so that LeakSanitizer still checks the run.
+[[noreturn]] void exit_now(int code) {
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::exit(code);
+#else
+  std::_Exit(code);
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  exit_now(tune_command(argc, argv));
 }
