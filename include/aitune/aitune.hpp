@@ -6,6 +6,7 @@
 /// it. For the LibTorch backends include <aitune/torch.hpp>.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/base64.hpp"
 #include "aitune/core/cached_tuning.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision_config.hpp"

@@ -22,6 +22,7 @@
 #include "aitune/torch/precision.hpp"
 #include "aitune/torch/sample_file.hpp"
 #include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/stored_outputs.hpp"
 #include "aitune/torch/tolerance.hpp"
 #include "aitune/torch/tune.hpp"
 #include "aitune/torch/tuned_module.hpp"

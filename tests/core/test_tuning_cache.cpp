@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace aitune;
@@ -73,6 +74,33 @@ TEST_CASE("SHA-256 gives the FIPS 180-4 digests, across block boundaries", "[cac
   CHECK(sha256_file(dir / "f") == sha256_hex("abc"));
   CHECK_THROWS_WITH(sha256_file(dir / "missing"), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Base64 gives RFC 4648's encodings, round-trips any bytes and refuses bad text",
+          "[cache]") {
+  const std::vector<std::pair<std::string, std::string>> vectors{{"", ""},
+                                                                 {"f", "Zg=="},
+                                                                 {"fo", "Zm8="},
+                                                                 {"foo", "Zm9v"},
+                                                                 {"foob", "Zm9vYg=="},
+                                                                 {"fooba", "Zm9vYmE="},
+                                                                 {"foobar", "Zm9vYmFy"}};
+  for (const auto& [bytes, text] : vectors) {
+    CHECK(base64_encode(bytes) == text);
+    CHECK(base64_decode(text) == bytes);
+  }
+  std::string every_byte;
+  for (int i = 0; i < 256; ++i)
+    every_byte += static_cast<char>(i);
+  for (std::size_t length = 250; length <= every_byte.size(); ++length) {
+    const std::string bytes = every_byte.substr(0, length);
+    CHECK(base64_decode(base64_encode(bytes)) == bytes);
+  }
+  for (const std::string_view bad :
+       {"Zg=", "Z===", "Zm9v!A==", "Zg==Zg==", "Zm=v", "====", "Zm9v\n"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(base64_decode(bad));
+  }
 }
 
 TEST_CASE("The cache finds what was stored under the same key only, and keeps other entries",
@@ -233,14 +261,108 @@ TEST_CASE("tune_with_cache tunes on a miss, then rebuilds and checks the choice 
   CHECK(second.report.cache_hit->file == cache.path().string());
   CHECK(second.report.cache_hit->created == cache.find(key_a)->created);
   CHECK(second.report.measurement.calls == first.report.measurement.calls);  // the figures kept
-  // Only the baseline's and the choice's check ran on the clock: 10 ms + 2 ms.
-  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(12.0));
+  // Only the choice's check ran on the clock (2 ms), against the baseline's stored outputs:
+  // the baseline (10 ms a call) was not built.
+  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(2.0));
+  CHECK(second.report.cache_hit->stored_reference);
   CHECK(render_table(second.report).find("from the tuning cache") != std::string::npos);
+  CHECK(render_table(second.report).find("against the baseline's outputs stored") !=
+        std::string::npos);
+  CHECK(report_from_json(to_json(second.report)).cache_hit->stored_reference);
 
   // A key that differs (another model, shape, candidate set) is a miss and a tuning.
   auto third_strategy = make_strategy(model, candidates, {}, &recorder);
   auto third = tune_with_cache(third_strategy, cache, key_b, model, one_sample(), "net");
   CHECK_FALSE(third.report.cache_hit);
+  CHECK(count_warnings(recorder) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A hit on other sample values checks its choice against the baseline, built again",
+          "[cache][strategy]") {
+  const auto dir = fresh_folder("other_values");
+  SinkRecorder recorder;
+  const TuningCache cache(dir / "cache.json", recorder.sink());
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  auto first_strategy = make_strategy(model, candidates, {}, &recorder);
+  (void)tune_with_cache(first_strategy, cache, key_a, model, one_sample(), "net");
+  REQUIRE(cache.find(key_a)->reference.is_object());
+
+  // The same key (shapes and dtypes alike), other values: the stored outputs are not theirs.
+  const std::vector<double> other{4.0};
+  const double before = model.clock->now_ms();
+  auto second_strategy = make_strategy(model, candidates, {}, &recorder);
+  auto second = tune_with_cache(second_strategy, cache, key_a, model, other, "net");
+  REQUIRE(second.report.cache_hit);
+  CHECK(second.report.selected == "Fast()");
+  CHECK_FALSE(second.report.cache_hit->stored_reference);
+  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(12.0));  // baseline + choice
+  CHECK(recorder.contains("for other sample values"));
+  CHECK(count_warnings(recorder) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Stored baseline outputs that cannot be read are a warning, and the baseline is built",
+          "[cache][strategy]") {
+  const auto dir = fresh_folder("bad_reference");
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  FakeModel model;
+  {
+    const TuningCache cache(dir / "cache.json", null_sink());
+    auto strategy = make_strategy(model, candidates);
+    (void)tune_with_cache(strategy, cache, key_a, model, one_sample(), "net");
+  }
+  const auto damage = [&](const std::string& outputs, bool fix_digest) {
+    nlohmann::json file = nlohmann::json::parse(read_text(dir / "cache.json"));
+    nlohmann::json& reference = file["entries"][TuningCache::entry_id(key_a)]["reference"];
+    reference["outputs"] = outputs;
+    if (fix_digest) reference["outputs_sha256"] = sha256_hex(outputs);
+    write_text(dir / "cache.json", file.dump());
+  };
+  for (const auto& [outputs, fix_digest, why] :
+       {std::tuple{std::string("9.5"), false, "SHA-256 does not match"},
+        std::tuple{std::string("three"), true, "cannot be read"},
+        std::tuple{std::string("3,3"), true, "2 outputs for 1 samples"}}) {
+    CAPTURE(outputs);
+    damage(outputs, fix_digest);
+    SinkRecorder recorder;
+    const TuningCache cache(dir / "cache.json", recorder.sink());
+    auto strategy = make_strategy(model, candidates, {}, &recorder);
+    auto hit = tune_with_cache(strategy, cache, key_a, model, one_sample(), "net");
+    REQUIRE(hit.report.cache_hit);
+    CHECK(hit.report.selected == "Fast()");
+    CHECK_FALSE(hit.report.cache_hit->stored_reference);
+    CHECK(count_warnings(recorder) == 1);
+    CHECK(recorder.contains(why));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Baseline outputs over the cache's limit are not stored", "[cache][strategy]") {
+  const auto dir = fresh_folder("reference_limit");
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Fast", 2.0)};
+  SinkRecorder recorder;
+  // "3" is one byte of text; the limit is 0 (never) or 1 byte.
+  const TuningCache never(dir / "never.json", recorder.sink(), 0);
+  auto first = make_strategy(model, candidates, {}, &recorder);
+  (void)tune_with_cache(first, never, key_a, model, one_sample(), "net");
+  CHECK(never.find(key_a)->reference.is_null());
+
+  const std::vector<double> two{1.5, 2.5};  // "3,5": three bytes
+  const TuningCache small(dir / "small.json", recorder.sink(), 1);
+  auto second = make_strategy(model, candidates, {}, &recorder);
+  (void)tune_with_cache(second, small, key_a, model, two, "net");
+  CHECK(small.find(key_a)->reference.is_null());
+  CHECK(recorder.contains("over its limit"));
+  auto third = make_strategy(model, candidates, {}, &recorder);
+  (void)tune_with_cache(third, small, key_a, model, one_sample(), "net");  // "3" fits
+  CHECK(small.find(key_a)->reference.is_null());                           // a hit stores nothing
+  const TuningCache fresh(dir / "fresh.json", recorder.sink(), 1);
+  auto fourth = make_strategy(model, candidates, {}, &recorder);
+  (void)tune_with_cache(fourth, fresh, key_a, model, one_sample(), "net");
+  CHECK(fresh.find(key_a)->reference.at("outputs") == "3");
   CHECK(count_warnings(recorder) == 0);
   std::filesystem::remove_all(dir);
 }

@@ -47,6 +47,11 @@ grep -Eq "measuring [0-9]+ backend|confirming look|: latency [0-9.]+ ms" "$dir/s
   failed "second: it measured"
 [ "$(selected first)" = "$(selected second)" ] || failed "second: another selection"
 grep -q '"cache_hit": {' "$dir/second.json" || failed "second: the JSON has no cache_hit"
+# The first run stored the baseline's outputs; the second checked a candidate against them,
+# without building the baseline (a baseline decision rebuilds the baseline alone).
+grep -q '"outputs_sha256"' "$cache" || failed "first: the baseline's outputs were not stored"
+grep -Eq '"baseline_selected": true|"stored_reference": true' "$dir/second.json" ||
+  failed "second: the choice was not checked against the stored outputs"
 
 cp "$model" "$dir/renamed.pt"
 run renamed "$dir/renamed.pt" --input 1x3x224x224

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -119,6 +120,25 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     const std::string_view text = error.what();
     const auto newline = text.rfind('\n');
     return std::string(newline == std::string_view::npos ? text : text.substr(newline + 1));
+  }
+
+  /// The customisation point for outputs kept in a tuning cache (aitune::reference_codec): the
+  /// samples and outputs as their shortest exact decimal text, comma-separated.
+  static std::optional<std::string> digest_samples(std::span<const double> samples) {
+    return fmt::format("{}", fmt::join(samples, ","));
+  }
+  static std::optional<std::string> encode_outputs(const std::vector<double>& outputs) {
+    return fmt::format("{}", fmt::join(outputs, ","));
+  }
+  static std::vector<double> decode_outputs(const std::string& text) {
+    std::vector<double> outputs;
+    std::istringstream in(text);
+    for (std::string field; std::getline(in, field, ',');) {
+      std::size_t used = 0;
+      outputs.push_back(std::stod(field, &used));  // throws std::invalid_argument on no number
+      if (used != field.size()) throw std::invalid_argument("not a number: " + field);
+    }
+    return outputs;
   }
 
   /// A non-finite reference checks nothing: the customisation point for that warning.

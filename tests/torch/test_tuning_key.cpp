@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -91,9 +93,14 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
 
   const TunedModule first = tune(model, samples, cache, two_candidates(), quick(), "net");
   CHECK_FALSE(first.report().cache_hit);
+  const nlohmann::json key = tuning_key(model, samples, two_candidates(), quick(), cache);
+  REQUIRE(cache.find(key));
+  CHECK(cache.find(key)->reference.is_object());  // the baseline's outputs, stored
   const TunedModule second = tune(model, samples, cache, two_candidates(), quick(), "net");
   REQUIRE(second.report().cache_hit);
   CHECK(second.selected() == first.selected());
+  // A candidate was checked against the stored outputs; the baseline needs no check.
+  CHECK(second.report().cache_hit->stored_reference != second.report().baseline_selected);
   CHECK(second.report().measurement.calls == first.report().measurement.calls);
   const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
   CHECK(torch::allclose(second.forward(samples[0]).toTensor(), expected, 1e-4, 1e-4));
@@ -102,6 +109,86 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
   const TunedModule third =
       tune(model, samples, cache, {AnyBackend(TorchScriptFrozen())}, quick(), "net");
   CHECK_FALSE(third.report().cache_hit);
+  std::filesystem::remove(file);
+  std::filesystem::remove(file.string() + ".lock");
+}
+
+TEST_CASE("Stored outputs come back as they were, nested, in any dtype", "[cache][outputs]") {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  dict.insert("logits", torch::randn({1, 10}));
+  const at::Tensor large = torch::arange(100000, torch::kFloat);
+  const std::vector<c10::IValue> outputs{
+      c10::ivalue::Tuple::create({torch::randn({1, 3}).to(torch::kBFloat16), dict}),
+      c10::List<at::Tensor>({torch::arange(6, torch::kLong).view({2, 3}), large.slice(0, 0, 4)}),
+      c10::IValue(2.5)};
+  const std::string text = encode_outputs(outputs);
+  CHECK(text.size() < 4096);  // the slice of 4 floats, not its 400 kB storage
+  const std::vector<c10::IValue> back = decode_outputs(text);
+  REQUIRE(back.size() == outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    CAPTURE(i);
+    const OutputCheck same = compare_outputs(&outputs[i], back[i]);
+    CHECK(same.passed);
+    CHECK(same.reason == "");
+  }
+  CHECK(back[0].toTupleRef().elements()[0].toTensor().scalar_type() == torch::kBFloat16);
+  CHECK(torch::equal(back[1].toList().get(1).toTensor(), large.slice(0, 0, 4)));
+  CHECK(back[2].toDouble() == 2.5);
+}
+
+TEST_CASE("Stored outputs that are damaged are an error, not a crash", "[cache][outputs]") {
+  const std::string text = encode_outputs({torch::randn({1, 8})});
+  const std::string bytes = *base64_decode(text);
+  CHECK_THROWS_WITH(decode_outputs("not base64!"), Catch::Contains("not base64"));
+  CHECK_THROWS_WITH(decode_outputs(base64_encode("PK\x03\x04 and nothing")),
+                    Catch::Contains("damaged zip archive"));
+  CHECK_THROWS_WITH(decode_outputs(base64_encode(bytes.substr(0, bytes.size() / 2))),
+                    Catch::Contains("damaged zip archive"));
+  const std::vector<char> plain = torch::jit::pickle_save(c10::IValue(torch::ones({2})));
+  CHECK_THROWS_WITH(decode_outputs(base64_encode(std::string(plain.begin(), plain.end()))),
+                    Catch::Contains("not a tuple"));
+}
+
+TEST_CASE("The samples' digest follows their values, dtypes and shapes", "[cache][outputs]") {
+  const at::Tensor values = torch::randn({1, 4});
+  const auto digest = [](std::vector<Sample> samples) {
+    return digest_samples(std::span<const Sample>(samples));
+  };
+  const std::optional<std::string> first = digest({Sample{values}});
+  REQUIRE(first);
+  CHECK(digest({Sample{values.clone()}}) == first);
+  at::Tensor changed = values.clone();
+  changed[0][3] += 1e-6F;
+  CHECK(digest({Sample{changed}}) != first);
+  CHECK(digest({Sample{values.view({4, 1})}}) != first);
+  CHECK(digest({Sample{values.to(torch::kDouble)}}) != first);
+  CHECK(digest({Sample{values.t().contiguous().t()}}) == first);  // the values, not the layout
+  CHECK(digest({Sample{values}, Sample{values}}) != first);
+  CHECK(digest({Sample{values, c10::IValue(1.0)}}) != digest({Sample{values, c10::IValue(1)}}));
+  CHECK_FALSE(digest({Sample{values.to_sparse()}}));
+}
+
+TEST_CASE("A hit on other sample values checks its choice against the baseline built again",
+          "[cache][tune]") {
+  const auto file = temporary("cache_values.json");
+  std::filesystem::remove(file);
+  const TuningCache cache(file, null_sink());
+  const Model model = conv_model();
+  const std::vector<AnyBackend> candidates{AnyBackend(TorchScriptFrozen())};
+  // Without performance validation the baseline is not in the race: the candidate is chosen.
+  StrategyConfig config = quick();
+  config.enable_performance_validation(false);
+  (void)tune(model, one_image(16), cache, candidates, config, "net");
+  const TunedModule hit = tune(model, one_image(16), cache, candidates, config, "net");
+  REQUIRE(hit.report().cache_hit);
+  CHECK_FALSE(hit.report().baseline_selected);
+  CHECK_FALSE(hit.report().cache_hit->stored_reference);  // new random values
+  const std::vector<Sample> same = one_image(16);
+  std::filesystem::remove(file);
+  (void)tune(model, same, cache, candidates, config, "net");
+  const TunedModule stored = tune(model, same, cache, candidates, config, "net");
+  REQUIRE(stored.report().cache_hit);
+  CHECK(stored.report().cache_hit->stored_reference);
   std::filesystem::remove(file);
   std::filesystem::remove(file.string() + ".lock");
 }

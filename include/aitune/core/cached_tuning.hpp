@@ -5,12 +5,19 @@
 /// Tuning through a TuningCache: on a hit the earlier decision is rebuilt and checked once
 /// (MinLatencyStrategy::reuse), with no measurement; on a miss, or when the cached choice fails
 /// its check now, the model is tuned and the decision stored.
+///
+/// Where the backend type has an aitune::reference_codec, the entry also keeps the baseline's
+/// outputs on the samples, with a digest of the samples' values: a hit on the same values then
+/// checks its choice against them, and only the selected backend is built. Other samples, an
+/// entry without them, or stored outputs that cannot be read (a warning) build the baseline.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/report.hpp"
+#include "aitune/core/sha256.hpp"
 #include "aitune/core/tuning_cache.hpp"
 
 #include <fmt/format.h>
@@ -22,8 +29,85 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace aitune {
+
+namespace detail {
+
+/// The baseline's outputs of the tuning `strategy` just ran, as an entry's `reference`; null
+/// when there are none to store: no codec, the check was off, the baseline failed, or the text
+/// would be over the cache's limit.
+template <Backend B, Timer T>
+[[nodiscard]] nlohmann::json
+reference_to_store(const MinLatencyStrategy<B, T>& strategy, const TuningCache& cache,
+                   std::span<const typename B::sample_type> samples, const Logger& log) {
+  if constexpr (!reference_codec<B>::available) {
+    return nullptr;
+  } else {
+    const auto& outputs = strategy.reference_outputs();
+    if (outputs.size() != samples.size() || cache.max_stored_output_bytes() == 0) return nullptr;
+    try {
+      const std::optional<std::string> digest = reference_codec<B>::digest(samples);
+      std::optional<std::string> text;
+      if (digest) text = reference_codec<B>::encode(outputs);
+      if (!text) return nullptr;
+      if (text->size() > cache.max_stored_output_bytes()) {
+        log.info(0, fmt::format("tuning cache '{}': the baseline's outputs ({} KiB as text) are "
+                                "over its limit of {} KiB and are not stored; a hit will build "
+                                "the baseline to check its choice",
+                                cache.path().string(), text->size() >> 10,
+                                cache.max_stored_output_bytes() >> 10));
+        return nullptr;
+      }
+      return {{"samples_digest", *digest},
+              {"outputs_sha256", sha256_hex(*text)},
+              {"outputs", std::move(*text)}};
+    } catch (const std::exception& error) {  // the decision is still worth storing
+      log.warn(0, fmt::format("tuning cache '{}': the baseline's outputs are not stored: {}",
+                              cache.path().string(), error.what()));
+      return nullptr;
+    }
+  }
+}
+
+/// The baseline's outputs stored with `hit`, when they were stored for these very sample values;
+/// none otherwise, and then the hit builds the baseline. Stored outputs that cannot be read are
+/// a warning.
+template <Backend B>
+[[nodiscard]] std::vector<typename B::output_type>
+stored_reference(const CachedTuning& hit, const TuningCache& cache,
+                 std::span<const typename B::sample_type> samples, const Logger& log) {
+  if constexpr (!reference_codec<B>::available) {
+    return {};
+  } else {
+    if (!hit.reference.is_object()) return {};  // stored by an older version, or too large
+    try {
+      const std::optional<std::string> digest = reference_codec<B>::digest(samples);
+      if (!digest || hit.reference.value("samples_digest", std::string()) != *digest) {
+        log.info(1, "the baseline's outputs stored with this decision are for other sample "
+                    "values: building the baseline to check the choice");
+        return {};
+      }
+      const std::string text = hit.reference.at("outputs").get<std::string>();
+      if (sha256_hex(text) != hit.reference.at("outputs_sha256").get<std::string>()) {
+        throw Error("their SHA-256 does not match the one stored with them");
+      }
+      std::vector<typename B::output_type> outputs = reference_codec<B>::decode(text);
+      if (outputs.size() != samples.size()) {
+        throw Error(fmt::format("{} outputs for {} samples", outputs.size(), samples.size()));
+      }
+      return outputs;
+    } catch (const std::exception& error) {
+      log.warn(0, fmt::format("tuning cache '{}': the baseline's outputs stored with this decision "
+                              "cannot be read ({}): building the baseline to check the choice",
+                              cache.path().string(), error.what()));
+      return {};
+    }
+  }
+}
+
+}  // namespace detail
 
 /// Tunes `model` with `strategy`, or reuses the decision `cache` holds for `key`. `key` must
 /// cover everything that can change the decision (aitune::lt::tuning_key does, for LibTorch).
@@ -52,7 +136,13 @@ requires std::copy_constructible<B>
       log.info(0, fmt::format("tuning cache '{}': {} was selected on {}", cache.path().string(),
                               earlier->selected, hit->created));
       try {
-        TuneResult<B> result = strategy.reuse(model, samples, std::move(*earlier));
+        // A baseline decision rebuilds the baseline alone: it needs no reference.
+        std::vector<typename B::output_type> reference;
+        if (!earlier->baseline_selected) {
+          reference = detail::stored_reference<B>(*hit, cache, samples, log);
+        }
+        TuneResult<B> result =
+            strategy.reuse(model, samples, std::move(*earlier), std::move(reference));
         result.report.cache_hit->file = cache.path().string();
         result.report.cache_hit->created = hit->created;
         (void)cache.save_digests();  // the next start-up need not read the model again
@@ -71,7 +161,8 @@ requires std::copy_constructible<B>
     return result;
   }
   try {
-    cache.store(key, to_json(result.report));
+    cache.store(key, to_json(result.report),
+                detail::reference_to_store(strategy, cache, samples, log));
   } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning is still good
     log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
   }

@@ -12,6 +12,10 @@
 /// - aitune::default_timer<B>: the Timer a strategy uses unless told otherwise (HostTimer).
 /// - aitune::error_summary<B>: the one line a failure in B's code is reported as. By default it
 ///   calls the static member `B::summarize_error(error)`, or takes `error.what()`.
+/// - aitune::reference_codec<B>: how the baseline's outputs on the samples are kept as text in
+///   a tuning cache entry, so that a cache hit checks its choice without building the baseline.
+///   Available when B has the static members `digest_samples(samples)`, `encode_outputs(outputs)`
+///   and `decode_outputs(text)`; without them a hit builds the baseline, as before.
 ///
 /// Specialise the traits for a backend type you do not own.
 
@@ -19,6 +23,8 @@
 
 #include <concepts>
 #include <exception>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +106,38 @@ struct error_summary {
     } else {
       return error.what();
     }
+  }
+};
+
+template <class B>
+struct reference_codec {
+  using sample_type = typename B::sample_type;
+  using output_type = typename B::output_type;
+
+  static constexpr bool available =
+      requires(std::span<const sample_type> samples, const std::vector<output_type>& outputs,
+               const std::string& text) {
+    { B::digest_samples(samples) } -> std::convertible_to<std::optional<std::string>>;
+    { B::encode_outputs(outputs) } -> std::convertible_to<std::optional<std::string>>;
+    { B::decode_outputs(text) } -> std::convertible_to<std::vector<output_type>>;
+  };
+
+  /// A digest of the samples' values (not only their shapes): outputs stored for other values
+  /// must not be the reference. Nothing when the samples cannot be digested.
+  [[nodiscard]] static std::optional<std::string>
+  digest(std::span<const sample_type> samples) requires available {
+    return B::digest_samples(samples);
+  }
+
+  /// The outputs as text (JSON-safe), or nothing when they cannot be stored.
+  [[nodiscard]] static std::optional<std::string>
+  encode(const std::vector<output_type>& outputs) requires available {
+    return B::encode_outputs(outputs);
+  }
+
+  /// The outputs `encode` wrote; throws when `text` is not such a text.
+  [[nodiscard]] static std::vector<output_type> decode(const std::string& text) requires available {
+    return B::decode_outputs(text);
   }
 };
 

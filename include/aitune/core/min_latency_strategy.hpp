@@ -145,6 +145,7 @@ class MinLatencyStrategy {
     run.report.measurement.calls = calls_made(run.report);
     stop_if_cancelled(run);
     TuneResult<B> result = resolve(run);
+    reference_outputs_ = std::move(run.reference_outputs);
     result.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
     post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
     run.leader = result.report.selected;
@@ -153,16 +154,23 @@ class MinLatencyStrategy {
   }
 
   /// Hands back the backend an earlier tuning selected, without measuring anything: `earlier`
-  /// is that tuning's report (e.g. from a TuningCache). The baseline is prepared (its outputs are
-  /// the reference); the selected candidate, found by its key among this strategy's candidates,
-  /// is built and checked against it once, then activated. The report is `earlier`, with the
-  /// check's accuracy on the selected row and `cache_hit.check_time_ms` set (the caller fills
-  /// in the rest of cache_hit). Throws NoCorrectBackendError, saying why, when the selected
-  /// backend is not among the candidates, fails its build or check, or cannot be activated:
-  /// the caller then tunes afresh.
+  /// is that tuning's report (e.g. from a TuningCache). The selected candidate, found by its key
+  /// among this strategy's candidates, is built and checked once against the reference, then
+  /// activated. The reference is `stored_reference` (the baseline's outputs on these samples,
+  /// kept with the decision: one per sample) when given, so the baseline is not built; else the
+  /// baseline is prepared and its outputs are the reference. The report is `earlier`, with the
+  /// check's accuracy on the selected row and cache_hit's `check_time_ms` and
+  /// `stored_reference` set (the caller fills in the rest). Throws NoCorrectBackendError,
+  /// saying why, when the selected backend is not among the candidates, fails its build or
+  /// check, or cannot be activated: the caller then tunes afresh.
   [[nodiscard]] TuneResult<B> reuse(const model_type& model, std::span<const sample_type> samples,
-                                    TuneReport earlier) {
+                                    TuneReport earlier,
+                                    std::vector<output_type> stored_reference = {}) {
     if (samples.empty()) throw ConfigError("reuse needs at least one batch-size-1 sample");
+    if (!stored_reference.empty() && stored_reference.size() != samples.size()) {
+      throw ConfigError(fmt::format("reuse: {} stored reference outputs for {} samples",
+                                    stored_reference.size(), samples.size()));
+    }
     if constexpr (requires { timer_.prepare(model); }) timer_.prepare(model);
     Run run = start(model, samples, earlier.module, "reusing the earlier choice for");
     if (earlier.baseline_selected) {
@@ -188,17 +196,25 @@ class MinLatencyStrategy {
       refuse_reuse(run, earlier, "it is not among the candidates");
     }
     if constexpr (!std::copy_constructible<B>) consumed_ = true;
-    pre_tune(run);  // the reference outputs
-    if (run.baseline) release(*run.baseline);
+    const bool stored = !stored_reference.empty() && config_.correctness_check();
+    if (stored) {
+      run.reference_outputs = std::move(stored_reference);
+    } else {
+      pre_tune(run);  // the reference outputs
+      if (run.baseline) release(*run.baseline);
+    }
     B candidate = take_candidate(*index);
     CandidateReport entry{row->backend, row->key};
-    log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice", entry.backend));
+    log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice{}", entry.backend,
+                             stored ? " against the baseline's outputs stored with it" : ""));
     if (!prepare(run, candidate, entry, /*is_baseline=*/false) || !try_activate(candidate, entry)) {
       release(candidate);
       refuse_reuse(run, earlier, fmt::format("{}: {}", to_string(entry.status), entry.reason));
     }
     row->accuracy = entry.accuracy;
-    return reused(run, std::move(candidate), std::move(earlier));
+    TuneResult<B> result = reused(run, std::move(candidate), std::move(earlier));
+    result.report.cache_hit->stored_reference = stored;
+    return result;
   }
 
   /// Does `result` (listed later) rank above `other`? See LatencyDecider::is_better.
@@ -224,6 +240,12 @@ class MinLatencyStrategy {
   /// The baseline's result of the last tune(), if it was profiled.
   [[nodiscard]] const std::optional<result_type>& baseline_result() const noexcept {
     return baseline_result_;
+  }
+  /// The baseline's outputs on the samples of the last tune() that handed a backend back: the
+  /// reference its candidates were checked against (a TuningCache keeps them, for reuse). Empty
+  /// when the correctness check was off or the baseline failed.
+  [[nodiscard]] const std::vector<output_type>& reference_outputs() const noexcept {
+    return reference_outputs_;
   }
 
   [[nodiscard]] const StrategyConfig& config() const noexcept { return config_; }
@@ -308,6 +330,7 @@ class MinLatencyStrategy {
             std::string_view action = "tuning") {
     perf_validation_results_.clear();
     baseline_result_.reset();
+    reference_outputs_.clear();
     const ProfilingConfig& profiling = config_.profiling();
     const double start_ms = timer_.now_ms();
     Run run{model, samples, profiling, start_ms, start_ms + profiling.time_budget_ms()};
@@ -956,6 +979,7 @@ class MinLatencyStrategy {
   bool progress_failed_ = false;
   std::optional<Result> baseline_result_;
   std::vector<PerfValidationResult> perf_validation_results_;
+  std::vector<output_type> reference_outputs_;
 };
 
 }  // namespace aitune

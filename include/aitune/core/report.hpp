@@ -98,6 +98,9 @@ struct CacheHit {
   std::string file;            ///< the cache file
   std::string created;         ///< when the decision was measured and stored (UTC, ISO 8601)
   double check_time_ms = 0.0;  ///< building and checking the cached choice now
+  /// It was checked against the baseline's outputs stored with the decision (the baseline was
+  /// not built); false: against the baseline, built again.
+  bool stored_reference = false;
 };
 
 struct TuneReport {
@@ -256,7 +259,8 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
   if (report.cache_hit) {
     json["cache_hit"] = {{"file", report.cache_hit->file},
                          {"created", report.cache_hit->created},
-                         {"check_time_ms", report.cache_hit->check_time_ms}};
+                         {"check_time_ms", report.cache_hit->check_time_ms},
+                         {"stored_reference", report.cache_hit->stored_reference}};
   }
   return json;
 }
@@ -377,7 +381,7 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
   if (const auto hit = json.find("cache_hit"); hit != json.end() && !hit->is_null()) {
     report.cache_hit =
         CacheHit{hit->at("file").get<std::string>(), hit->at("created").get<std::string>(),
-                 hit->at("check_time_ms").get<double>()};
+                 hit->at("check_time_ms").get<double>(), hit->value("stored_reference", false)};
   }
   return report;
 }
@@ -393,6 +397,11 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json) {
 }
 
 namespace detail {
+
+/// What a cache hit's check compared the rebuilt choice with, for the table and the markdown.
+[[nodiscard]] inline std::string_view checked_against(const CacheHit& hit) {
+  return hit.stored_reference ? ", against the baseline's outputs stored with the decision" : "";
+}
 
 /// The cells of one backend's row that the table and the markdown share (the latencies apart:
 /// the table gives each its unit, the markdown names it in the header). "-" where there is
@@ -528,10 +537,11 @@ inline std::string ratio_header(const TuneReport& report) {
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   if (report.cache_hit) {
     out += fmt::format("from the tuning cache '{}' (measured {}): the selected backend was rebuilt "
-                       "and passed its correctness check again in {:.1f} s; nothing was measured "
-                       "now\n",
+                       "and passed its correctness check again in {:.1f} s{}; nothing was "
+                       "measured now\n",
                        report.cache_hit->file, report.cache_hit->created,
-                       report.cache_hit->check_time_ms / 1000.0);
+                       report.cache_hit->check_time_ms / 1000.0,
+                       detail::checked_against(*report.cache_hit));
   }
   out += fmt::format("selected: {}{}\n", report.selected.empty() ? "none" : report.selected,
                      report.baseline_selected ? " (the baseline)" : "");

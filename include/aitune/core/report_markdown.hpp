@@ -103,9 +103,10 @@ inline std::string markdown_cell(std::string_view text) {
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
   if (report.cache_hit) {
     md += fmt::format("\nFrom the tuning cache `{}` (measured {}); the selected backend was "
-                      "rebuilt and passed its correctness check again in {:.1f} s.\n",
+                      "rebuilt and passed its correctness check again in {:.1f} s{}.\n",
                       report.cache_hit->file, report.cache_hit->created,
-                      report.cache_hit->check_time_ms / 1000.0);
+                      report.cache_hit->check_time_ms / 1000.0,
+                      detail::checked_against(*report.cache_hit));
   }
   if (environment.is_object() && !environment.empty()) {
     md += "\n<details><summary>Environment</summary>\n\n| | |\n|---|---|\n";

@@ -10,7 +10,12 @@
 /// The file:
 ///
 ///     {"schema_version": 1,
-///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "..."}}}
+///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "...",
+///                                          "reference": {...}}}}
+///
+/// An entry's optional `reference` holds the baseline's outputs on the samples the decision was
+/// checked on, with a digest of those samples (see tune_with_cache): a hit on the same samples
+/// checks its choice against them instead of building the baseline again.
 ///
 /// Reading needs no lock: writes are atomic renames (write_json_file), so a reader sees an old
 /// or a new file, never half of one. Storing reads, merges and writes under an exclusive flock(2)
@@ -64,8 +69,14 @@ inline constexpr int tuning_cache_schema_version = 1;
 struct CachedTuning {
   nlohmann::json key;
   nlohmann::json report;
-  std::string created;  ///< UTC, ISO 8601
+  std::string created;         ///< UTC, ISO 8601
+  nlohmann::json reference{};  ///< the baseline's stored outputs; null when none were stored
 };
+
+/// How much text of baseline outputs an entry may hold by default: every start-up reads the
+/// whole file, so large outputs (a segmentation map) are not stored, and their hits build the
+/// baseline. 256 KiB holds a 1000-class output (6.7 KiB as text) for 38 samples.
+inline constexpr std::size_t default_max_stored_output_bytes = std::size_t{256} << 10;
 
 /// The current time as `2026-11-30T18:54:06Z`: when a cache entry or a report was made.
 inline std::string utc_now_iso8601() {
@@ -107,8 +118,16 @@ class FileLock {
 class TuningCache {
  public:
   /// A cache in `path` (created on the first store). Warnings (an unreadable file) go to `sink`.
-  explicit TuningCache(std::filesystem::path path, MessageSink sink = stderr_sink())
-      : path_(std::move(path)), log_(std::move(sink)) {}
+  /// An entry keeps the baseline's outputs when their text takes at most
+  /// `max_stored_output_bytes` (0: never).
+  explicit TuningCache(std::filesystem::path path, MessageSink sink = stderr_sink(),
+                       std::size_t max_stored_output_bytes = default_max_stored_output_bytes)
+      : path_(std::move(path)), log_(std::move(sink)),
+        max_stored_output_bytes_(max_stored_output_bytes) {}
+
+  [[nodiscard]] std::size_t max_stored_output_bytes() const noexcept {
+    return max_stored_output_bytes_;
+  }
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
@@ -139,7 +158,8 @@ class TuningCache {
     const auto created = entry.find("created");
     return CachedTuning{entry.at("key"), entry.at("report"),
                         created != entry.end() && created->is_string() ? created->get<std::string>()
-                                                                       : std::string()};
+                                                                       : std::string(),
+                        entry.value("reference", nlohmann::json())};
   }
 
   /// The SHA-256 of `file`'s content: remembered from an earlier run when the file's identity
@@ -197,9 +217,11 @@ class TuningCache {
     }
   }
 
-  /// Stores `report` (to_json of a TuneReport) under `key`, replacing an entry for the same key
+  /// Stores `report` (to_json of a TuneReport) under `key`, with `reference` (the baseline's
+  /// outputs, as tune_with_cache writes them; null: none), replacing an entry for the same key
   /// and keeping every other. Throws aitune::Error when the file cannot be written.
-  void store(const nlohmann::json& key, nlohmann::json report) const {
+  void store(const nlohmann::json& key, nlohmann::json report,
+             nlohmann::json reference = nullptr) const {
     if (path_.has_parent_path()) {
       std::error_code ignored;
       std::filesystem::create_directories(path_.parent_path(), ignored);
@@ -222,8 +244,9 @@ class TuningCache {
       loaded.document = {{"schema_version", tuning_cache_schema_version},
                          {"entries", nlohmann::json::object()}};
     }
-    loaded.document["entries"][entry_id(key)] = {
-        {"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
+    nlohmann::json& entry = loaded.document["entries"][entry_id(key)];
+    entry = {{"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
+    if (!reference.is_null()) entry["reference"] = std::move(reference);
     merge_pending_digests(loaded.document);
     write_json_file(path_, loaded.document);
   }
@@ -310,6 +333,7 @@ class TuningCache {
 
   std::filesystem::path path_;
   Logger log_;
+  std::size_t max_stored_output_bytes_;
   mutable std::atomic<bool> warned_{false};
   mutable std::mutex pending_mutex_;
   mutable std::map<std::string, nlohmann::json> pending_digests_;   ///< for the next store

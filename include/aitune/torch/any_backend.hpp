@@ -13,6 +13,7 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/native_runtime.hpp"
 #include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/stored_outputs.hpp"
 #include "aitune/torch/tolerance.hpp"
 
 #include <fmt/format.h>
@@ -83,6 +84,18 @@ class AnyBackend {
 
   [[nodiscard]] static std::string reference_warning(const c10::IValue& reference) {
     return aitune::lt::reference_warning(reference);
+  }
+
+  /// For aitune::reference_codec: the baseline's outputs kept in a tuning cache entry, and the
+  /// digest of the sample values they are for (stored_outputs.hpp).
+  [[nodiscard]] static std::optional<std::string> digest_samples(std::span<const Sample> samples) {
+    return aitune::lt::digest_samples(samples);
+  }
+  [[nodiscard]] static std::string encode_outputs(const std::vector<c10::IValue>& outputs) {
+    return aitune::lt::encode_outputs(outputs);
+  }
+  [[nodiscard]] static std::vector<c10::IValue> decode_outputs(const std::string& text) {
+    return aitune::lt::decode_outputs(text);
   }
 
   /// A LibTorch error in one line (summarize_error): the strategy's failure reasons.
@@ -189,5 +202,6 @@ class AnyBackend {
 };
 
 static_assert(Backend<AnyBackend>);
+static_assert(reference_codec<AnyBackend>::available);
 
 }  // namespace aitune::lt

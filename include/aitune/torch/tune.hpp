@@ -90,8 +90,9 @@ namespace aitune::lt {
 }
 
 /// The call for a server's start-up: the decision `cache` holds for this model, inputs,
-/// machine, candidates and settings (tuning_key), rebuilt and checked against the baseline once
-/// with no measurement; or, on a miss, a tuning whose decision is then stored. A cached choice
+/// machine, candidates and settings (tuning_key), rebuilt and checked once with no measurement,
+/// against the baseline's outputs stored with it (or, for other sample values, against the
+/// baseline built again); or, on a miss, a tuning whose decision is then stored. A cached choice
 /// that fails its check now is a warning and a tuning that replaces the entry; an unreadable
 /// cache file is a warning (config's sink) and a tuning. The report says which happened
 /// (TuneReport::cache_hit).
