@@ -630,7 +630,8 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
   // should not surface as every candidate failing in turn. (An archive of AOTInductor models
   // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
-  // holds is checked by rebuilding it, with the baseline: the probe would only double that.
+  // holds was tuned on these very shapes (the key covers them), and its rebuilt choice is
+  // checked on the samples: the probe would only add a baseline build to the hit.
   const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
   std::optional<nlohmann::json> key;
   if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
