@@ -115,7 +115,7 @@ struct TuneReport {
   MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
   /// Set when the decision (and every figure above) came from a tuning cache: the selected
-  /// backend was rebuilt and checked against the baseline now, not measured.
+  /// backend was rebuilt and checked against the baseline's outputs now, not measured.
   std::optional<CacheHit> cache_hit{};
 
   /// The candidate whose description is `backend` (the first, if several), or null.
