@@ -166,6 +166,10 @@ TEST_CASE("The samples' digest follows their values, dtypes and shapes", "[cache
   CHECK(digest({Sample{values}, Sample{values}}) != first);
   CHECK(digest({Sample{values, c10::IValue(1.0)}}) != digest({Sample{values, c10::IValue(1)}}));
   CHECK_FALSE(digest({Sample{values.to_sparse()}}));
+  CHECK(digest({Sample{torch::empty({0, 4})}}) != digest({Sample{torch::empty({4, 0})}}));
+  const at::Tensor complex = torch::randn({1, 4}, torch::kComplexFloat);
+  CHECK(digest({Sample{complex.conj()}}) != digest({Sample{complex}}));
+  CHECK(digest({Sample{complex.conj()}}) == digest({Sample{complex.conj().resolve_conj()}}));
 }
 
 TEST_CASE("A hit on other sample values checks its choice against the baseline built again",

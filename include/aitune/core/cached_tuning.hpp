@@ -153,19 +153,29 @@ requires std::copy_constructible<B>
       }
     }
   }
-  TuneResult<B> result = strategy.tune(model, samples, std::move(module_name));
+  // The baseline's outputs are kept through the tuning only to be stored with the decision.
+  strategy.keep_reference_outputs(reference_codec<B>::available);
+  TuneResult<B> result = [&] {
+    try {
+      return strategy.tune(model, samples, std::move(module_name));
+    } catch (...) {
+      strategy.keep_reference_outputs(false);
+      throw;
+    }
+  }();
   if (result.report.every_candidate_failed()) {
     // Perhaps a passing cause (memory taken by another process): do not make it permanent.
     log.warn(0, fmt::format("tuning cache '{}': not stored, since every candidate failed",
                             cache.path().string()));
-    return result;
+  } else {
+    try {
+      cache.store(key, to_json(result.report),
+                  detail::reference_to_store(strategy, cache, samples, log));
+    } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning stands
+      log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
+    }
   }
-  try {
-    cache.store(key, to_json(result.report),
-                detail::reference_to_store(strategy, cache, samples, log));
-  } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning is still good
-    log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
-  }
+  strategy.keep_reference_outputs(false);  // and dropped
   return result;
 }
 

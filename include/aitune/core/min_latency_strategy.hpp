@@ -145,7 +145,7 @@ class MinLatencyStrategy {
     run.report.measurement.calls = calls_made(run.report);
     stop_if_cancelled(run);
     TuneResult<B> result = resolve(run);
-    reference_outputs_ = std::move(run.reference_outputs);
+    if (keep_reference_outputs_) reference_outputs_ = std::move(run.reference_outputs);
     result.report.tuning_time_ms = timer_.now_ms() - run.start_ms;
     post_tune(result.report, result.report.baseline_selected ? nullptr : &run.best->result);
     run.leader = result.report.selected;
@@ -241,9 +241,15 @@ class MinLatencyStrategy {
   [[nodiscard]] const std::optional<result_type>& baseline_result() const noexcept {
     return baseline_result_;
   }
-  /// The baseline's outputs on the samples of the last tune() that handed a backend back: the
-  /// reference its candidates were checked against (a TuningCache keeps them, for reuse). Empty
-  /// when the correctness check was off or the baseline failed.
+  /// Asks tune() to keep the baseline's outputs for reference_outputs() (tune_with_cache stores
+  /// them); off by default, since they may be large and on a device. Off drops any kept.
+  void keep_reference_outputs(bool keep) noexcept {
+    keep_reference_outputs_ = keep;
+    if (!keep) reference_outputs_.clear();
+  }
+  /// With keep_reference_outputs(true): the baseline's outputs on the samples of the last
+  /// tune() that handed a backend back, the reference its candidates were checked against.
+  /// Empty when the correctness check was off or the baseline failed.
   [[nodiscard]] const std::vector<output_type>& reference_outputs() const noexcept {
     return reference_outputs_;
   }
@@ -980,6 +986,7 @@ class MinLatencyStrategy {
   std::optional<Result> baseline_result_;
   std::vector<PerfValidationResult> perf_validation_results_;
   std::vector<output_type> reference_outputs_;
+  bool keep_reference_outputs_ = false;
 };
 
 }  // namespace aitune

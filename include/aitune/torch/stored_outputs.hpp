@@ -47,10 +47,14 @@ namespace detail {
   if (value.isTensor()) {
     const at::Tensor& tensor = value.toTensor();
     if (tensor.layout() != c10::kStrided || tensor.is_quantized()) return false;
-    const at::Tensor dense = tensor.detach().to(c10::kCPU).contiguous();
+    // The values as they read: a conjugate or negative view's bits resolved into its bytes.
+    const at::Tensor dense =
+        tensor.detach().resolve_conj().resolve_neg().to(c10::kCPU).contiguous();
     hash.update(fmt::format("tensor:{}:[{}]:", c10::toString(dense.scalar_type()),
                             fmt::join(dense.sizes(), ",")));
-    hash.update(std::string_view(static_cast<const char*>(dense.data_ptr()), dense.nbytes()));
+    if (dense.nbytes() > 0) {  // an empty tensor may have no data pointer at all
+      hash.update(std::string_view(static_cast<const char*>(dense.data_ptr()), dense.nbytes()));
+    }
     return true;
   }
   if (value.isDouble()) {
@@ -94,7 +98,8 @@ namespace detail {
   on_cpu.reserve(outputs.size());
   for (const c10::IValue& output : outputs) {
     on_cpu.push_back(map_tensors(output, [](const at::Tensor& tensor) {
-      return tensor.detach().to(c10::kCPU).clone(at::MemoryFormat::Contiguous);
+      return tensor.detach().resolve_conj().resolve_neg().to(c10::kCPU).clone(
+          at::MemoryFormat::Contiguous);
     }));
   }
   const std::vector<char> bytes =
