@@ -1,7 +1,6 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The CUDA runtime pieces without LibTorch: checked calls and events. They run on machines with
 // the CUDA toolkit but no GPU too, where every call fails: then the failure must be clear.
-#define CATCH_CONFIG_MAIN
 #include <aitune/aitune.hpp>
 #include <aitune/cuda.hpp>
 

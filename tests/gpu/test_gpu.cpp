@@ -3,7 +3,6 @@
 // device is visible, each passes with a message saying it was skipped - unless the environment
 // sets AITUNE_REQUIRE_GPU=1 (the GPU check does), where a skip is a failure: a GPU check whose
 // every test skipped must not go green.
-#define CATCH_CONFIG_MAIN
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 

@@ -1,3 +1,0 @@
-// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
