@@ -153,29 +153,26 @@ requires std::copy_constructible<B>
       }
     }
   }
-  // The baseline's outputs are kept through the tuning only to be stored with the decision.
+  // The baseline's outputs are kept through the tuning only to be stored with the decision,
+  // and dropped on every way out of here.
   strategy.keep_reference_outputs(reference_codec<B>::available);
-  TuneResult<B> result = [&] {
-    try {
-      return strategy.tune(model, samples, std::move(module_name));
-    } catch (...) {
-      strategy.keep_reference_outputs(false);
-      throw;
-    }
-  }();
+  struct DropReferenceOutputs {
+    MinLatencyStrategy<B, T>& strategy;
+    ~DropReferenceOutputs() { strategy.keep_reference_outputs(false); }
+  } drop_reference_outputs{strategy};
+  TuneResult<B> result = strategy.tune(model, samples, std::move(module_name));
   if (result.report.every_candidate_failed()) {
     // Perhaps a passing cause (memory taken by another process): do not make it permanent.
     log.warn(0, fmt::format("tuning cache '{}': not stored, since every candidate failed",
                             cache.path().string()));
-  } else {
-    try {
-      cache.store(key, to_json(result.report),
-                  detail::reference_to_store(strategy, cache, samples, log));
-    } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning stands
-      log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
-    }
+    return result;
   }
-  strategy.keep_reference_outputs(false);  // and dropped
+  try {
+    cache.store(key, to_json(result.report),
+                detail::reference_to_store(strategy, cache, samples, log));
+  } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning stands
+    log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
+  }
   return result;
 }
 

@@ -30,6 +30,12 @@ namespace aitune::lt {
 
 namespace detail {
 
+/// `tensor`'s values as they read, on the CPU: a conjugate or negative view's lazy bit resolved
+/// into its bytes, so that equal values give equal bytes.
+[[nodiscard]] inline at::Tensor values_on_cpu(const at::Tensor& tensor) {
+  return tensor.detach().resolve_conj().resolve_neg().to(c10::kCPU);
+}
+
 /// Feeds `value` into `hash`, exactly: each container's kind and size, each tensor's dtype,
 /// shape and bytes, each scalar's kind and exact text. False for a value it cannot digest
 /// exactly (a sparse or quantized tensor, an object).
@@ -47,9 +53,7 @@ namespace detail {
   if (value.isTensor()) {
     const at::Tensor& tensor = value.toTensor();
     if (tensor.layout() != c10::kStrided || tensor.is_quantized()) return false;
-    // The values as they read: a conjugate or negative view's bits resolved into its bytes.
-    const at::Tensor dense =
-        tensor.detach().resolve_conj().resolve_neg().to(c10::kCPU).contiguous();
+    const at::Tensor dense = values_on_cpu(tensor).contiguous();
     hash.update(fmt::format("tensor:{}:[{}]:", c10::toString(dense.scalar_type()),
                             fmt::join(dense.sizes(), ",")));
     if (dense.nbytes() > 0) {  // an empty tensor may have no data pointer at all
@@ -98,8 +102,7 @@ namespace detail {
   on_cpu.reserve(outputs.size());
   for (const c10::IValue& output : outputs) {
     on_cpu.push_back(map_tensors(output, [](const at::Tensor& tensor) {
-      return tensor.detach().resolve_conj().resolve_neg().to(c10::kCPU).clone(
-          at::MemoryFormat::Contiguous);
+      return detail::values_on_cpu(tensor).clone(at::MemoryFormat::Contiguous);
     }));
   }
   const std::vector<char> bytes =
