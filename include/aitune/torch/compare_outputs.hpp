@@ -249,6 +249,11 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
     const detail::OutputComparer comparer(policy);
     verdict = comparer.compare("output", *expected, actual);
     verdict.accuracy = comparer.accuracy();
+    if (!verdict.passed && !policy.unknown_structure.empty()) {
+      verdict.reason += fmt::format(" (the structure of this candidate's outputs is unknown: {}, "
+                                    "so they come back flat)",
+                                    policy.unknown_structure);
+    }
   }
   verdict.precision = detail::precision_of(policy, expected);
   verdict.reduced_precision = policy.reduced_precision.has_value();

@@ -108,9 +108,17 @@ template <class Transform>
   return with_elements(value, children, std::move(elements));
 }
 
+/// Whether two dict keys are equal (keys are strings or integers; other kinds by their text).
+[[nodiscard]] inline bool same_key(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isString() && b.isString()) return a.toStringRef() == b.toStringRef();
+  if (a.isInt() && b.isInt()) return a.toInt() == b.toInt();
+  return a.tagKind() == b.tagKind() && c10::str(a) == c10::str(b);
+}
+
 /// Walks `expected` and `actual` together, depth first, and returns the first failure: a
 /// container of another kind or size, a missing dict key, or what `leaf(path, expected_leaf,
-/// actual_leaf)` says of a pair of leaves. Paths read like `output[0]['logits']`.
+/// actual_leaf)` says of a pair of leaves. A dict's keys must come in the baseline's order. Paths
+/// read like `output[0]['logits']`.
 template <class Leaf>
 [[nodiscard]] OutputCheck walk_together(const std::string& path, const c10::IValue& expected,
                                         const c10::IValue& actual, Leaf&& leaf) {
@@ -128,14 +136,18 @@ template <class Leaf>
                                            to_string(kind), a.size(), e.size()));
   }
   for (std::size_t i = 0; i < e.size(); ++i) {
-    if (kind == Container::dict) {  // paired by key: a dict's order is not part of its value
+    // Dicts pair by key and in order: a server that iterates a dict sees its order, and the
+    // order the baseline returns is the one the model promises.
+    if (kind == Container::dict && !same_key(e[i].key, a[i].key)) {
       const auto dict = actual.toGenericDict();
-      const auto found = dict.find(e[i].key);
-      if (found == dict.end()) {
-        return OutputCheck::failed(fmt::format("{}: key {} is missing", path,
-                                               e[i].label.substr(1, e[i].label.size() - 2)));
+      const std::string key = e[i].label.substr(1, e[i].label.size() - 2);
+      if (dict.find(e[i].key) == dict.end()) {
+        return OutputCheck::failed(fmt::format("{}: key {} is missing", path, key));
       }
-      a[i].value = found->value();
+      return OutputCheck::failed(
+          fmt::format("{}: the keys come in another order: the baseline has {} at position {}, "
+                      "the candidate {}",
+                      path, key, i, a[i].label.substr(1, a[i].label.size() - 2)));
     }
     if (OutputCheck check = walk_together(path + e[i].label, e[i].value, a[i].value, leaf);
         !check.passed) {

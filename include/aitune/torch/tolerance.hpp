@@ -83,6 +83,9 @@ struct OutputPolicy {
   /// Set for a precision variant: its floating outputs may come back in this dtype and are
   /// compared after upcasting.
   std::optional<c10::ScalarType> reduced_precision{};
+  /// Set when the backend cannot know the structure of its outputs (a compiled model whose
+  /// package records none): why, for the reason of a failed check. Its outputs come back flat.
+  std::string unknown_structure{};
 };
 
 }  // namespace aitune::lt
