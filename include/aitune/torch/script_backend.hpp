@@ -17,6 +17,7 @@
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/dtypes.hpp"
+#include "aitune/torch/input_writes.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
@@ -57,23 +58,6 @@ inline void ensure_training_attributes(torch::jit::Module& module) {
       submodule.register_attribute("training", c10::BoolType::get(), false);
     }
   }
-}
-
-/// Runs `call` on a deep copy of `sample` and says whether the call wrote to its inputs (legal
-/// in PyTorch: `x.mul_(2)`). The caller's own tensors are never touched.
-template <class Call>
-[[nodiscard]] bool writes_to_inputs(Call&& call, const Sample& sample) {
-  Sample probe;
-  Sample pristine;
-  for (const auto& value : sample) {
-    probe.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
-    pristine.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
-  }
-  (void)call(probe);
-  for (std::size_t i = 0; i < probe.size(); ++i) {
-    if (probe[i].isTensor() && !probe[i].toTensor().equal(pristine[i].toTensor())) return true;
-  }
-  return false;
 }
 
 inline void weights_to_channels_last(torch::jit::Module& module) {
@@ -157,8 +141,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
       try {
         // On a copy: a model that writes to its inputs must not change the caller's samples.
         // If it does write, every later call gets copies of its tensors.
-        writes_inputs_ =
-            detail::writes_to_inputs([this](const Sample& s) { return run(s); }, samples_.front());
+        (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples_.front());
       } catch (const std::exception& error) {
         do_deactivate();
         throw Error(fmt::format("running the first sample failed: {}",
@@ -233,8 +216,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
       if (recipe_.channels_last && tensor.dim() == 4) {
         tensor = tensor.contiguous(c10::MemoryFormat::ChannelsLast);
       }
-      if (writes_inputs_ && tensor.is_same(value.toTensor())) tensor = tensor.clone();
-      inputs.emplace_back(std::move(tensor));
+      inputs.emplace_back(input_writes_.protect(std::move(tensor), value.toTensor()));
     }
     return (*forward_)(std::move(inputs));
   }
@@ -245,7 +227,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   std::vector<Sample> samples_{};
   std::optional<torch::jit::Module> prepared_{};
   std::optional<torch::jit::Method> forward_{};  ///< looked up once, not on every call
-  bool writes_inputs_ = false;  ///< the model writes to its inputs: each call gets copies
+  InputWrites input_writes_{};  ///< the model writes to its inputs: each call gets copies
 };
 
 static_assert(Backend<ScriptModuleBackend>);
