@@ -43,7 +43,9 @@ class AnyBackend {
   using output_type = c10::IValue;
 
   /// Wraps any LibTorch backend. Optional members it may have: `output_policy()` (default:
-  /// float32 tolerances) and `thread_safe()` (default: false, so TunedModule serialises calls).
+  /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls) and
+  /// `shape_specialised()` (default: false; true for a backend made for the samples' shapes only,
+  /// which makes a tuning's TunedModule hold every input to those shapes).
   template <class B>
   requires(!std::same_as<std::remove_cvref_t<B>, AnyBackend> && TorchBackend<B>)
       AnyBackend(B backend)  // NOLINT(google-explicit-constructor): wrapping is the point
@@ -123,6 +125,7 @@ class AnyBackend {
     return *this;
   }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
+  [[nodiscard]] bool shape_specialised() const { return impl_->shape_specialised(); }
   /// The files the backend loads at build (an AOTInductor package), for the tuning cache's key:
   /// `loaded_files()` of the wrapped backend when it has one, else none.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
@@ -149,6 +152,7 @@ class AnyBackend {
     virtual std::string key() const = 0;
     virtual OutputPolicy output_policy() const = 0;
     virtual bool thread_safe() const = 0;
+    virtual bool shape_specialised() const = 0;
     virtual std::vector<std::filesystem::path> loaded_files() const = 0;
   };
 
@@ -182,6 +186,13 @@ class AnyBackend {
     bool thread_safe() const override {
       if constexpr (requires { backend.thread_safe(); }) {
         return backend.thread_safe();
+      } else {
+        return false;
+      }
+    }
+    bool shape_specialised() const override {
+      if constexpr (requires { backend.shape_specialised(); }) {
+        return backend.shape_specialised();
       } else {
         return false;
       }

@@ -14,12 +14,21 @@
 /// the loader is made on the model's device, the package's own input checks are switched on
 /// (`AOTI_RUNTIME_CHECK_INPUTS=1`, unless the process set that variable itself), and every call
 /// is checked against the shapes the package was built with: another shape is an aitune::Error.
+///
+/// A compiled model returns its outputs flat; they are rebuilt into the structure the package
+/// records (its call spec's output TreeSpec: dicts, nested tuples and lists, None), so it returns
+/// what the program it was compiled from returns. A package that records no usable structure
+/// returns them flat, and a failed correctness check says so. Calls from several threads run at
+/// once, each on one of the package's runners (set_runners), and a model that writes to its
+/// inputs gets copies of them (input_writes.hpp).
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/dtypes.hpp"
+#include "aitune/torch/input_writes.hpp"
 #include "aitune/torch/model.hpp"
+#include "aitune/torch/output_structure.hpp"
 #include "aitune/torch/tolerance.hpp"
 
 #include <c10/core/DeviceGuard.h>
@@ -35,8 +44,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #if AITUNE_TORCH_AT_LEAST(2, 6) &&                                                                 \
@@ -86,10 +97,31 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   [[nodiscard]] OutputPolicy output_policy() const {
     const auto dtype = parse_precision(precision_);
     const auto tolerance = Tolerance::for_compute(dtype, device_);
-    if (dtype == c10::ScalarType::Float) return OutputPolicy{tolerance};
-    return OutputPolicy{tolerance, dtype};
+    OutputPolicy policy{tolerance};
+    if (dtype != c10::ScalarType::Float) policy.reduced_precision = dtype;
+    policy.unknown_structure = unknown_structure_;
+    return policy;
   }
-  [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
+  /// Calls from several threads run at the same time, up to runners() of them (the package's
+  /// model container holds that many instances, sharing the weights); more wait for a free one.
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
+  /// Compiled for the example inputs' shapes (tools/export_model.py exports none dynamic).
+  [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+
+  /// How many calls may run at once: the instances of the compiled model the loader makes
+  /// (AOTIModelPackageLoader's num_runners). They share the weights; each has its own
+  /// intermediate buffers. Set it before build; at least 1.
+  AOTInductor& set_runners(std::size_t runners) {
+    if (runners < 1) throw ConfigError("an AOTInductor model needs at least 1 runner");
+    runners_ = runners;
+    return *this;
+  }
+  [[nodiscard]] std::size_t runners() const noexcept { return runners_; }
+
+  /// The default: one runner per hardware thread, at least 2 and at most 16.
+  [[nodiscard]] static std::size_t default_runners() noexcept {
+    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 16);
+  }
 
  private:
   friend class BackendLifecycle<AOTInductor>;
@@ -155,7 +187,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     }
     if (!samples.empty()) {
       try {
-        (void)run(samples.front());
+        // On copies: a model that writes to its inputs gets copies on every later call.
+        (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front());
       } catch (const std::exception& cause) {
         loader_.reset();
         throw Error(
@@ -233,12 +266,12 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     const c10::DeviceGuard device_guard(device_);
     std::vector<at::Tensor> inputs;
     for (const auto& value : sample) {
-      inputs.push_back(tensor_input(value).to(device_));
+      const at::Tensor& input = tensor_input(value);
+      inputs.push_back(input_writes_.protect(input.to(device_), input));
     }
     std::vector<at::Tensor> outputs = loader_->run(inputs);
-    if (outputs.size() == 1) return outputs.front();
-    std::vector<c10::IValue> elements(outputs.begin(), outputs.end());
-    return c10::ivalue::Tuple::create(std::move(elements));
+    if (structure_) return rebuild_outputs(*structure_, outputs);
+    return flat_outputs(std::move(outputs));
 #else
     (void)sample;
     throw Error("AOTInductor is not available in this build");
@@ -264,7 +297,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #if AITUNE_TORCH_AT_LEAST(2, 9)  // the device index argument (checked: 2.11)
       const c10::DeviceIndex index = device_.is_cuda() ? device_.index() : -1;
       loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
-          package_.string(), model_name_, /*run_single_threaded=*/false, /*num_runners=*/1, index);
+          package_.string(), model_name_, /*run_single_threaded=*/false, runners_, index);
 #else
       loader_ =
           std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
@@ -273,14 +306,46 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
       throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can load: {}",
                               package_.string(), model_name_, detail::summarize_error(cause)));
     }
+    read_output_structure();
 #endif
   }
+
+#if AITUNE_HAS_AOTI
+  /// The structure the outputs are rebuilt into: the output TreeSpec of the package's call spec
+  /// ({in_spec, out_spec}), or why there is none.
+  void read_output_structure() {
+    structure_.reset();
+    std::vector<std::string> call_spec;
+    try {
+      call_spec = loader_->get_call_spec();
+    } catch (const std::exception& cause) {
+      unknown_structure_ =
+          fmt::format("its call spec cannot be read ({})", detail::summarize_error(cause));
+      return;
+    }
+    if (call_spec.size() < 2 || call_spec[1].empty()) {
+      unknown_structure_ = "its package records no output structure";
+      return;
+    }
+    auto parsed = parse_output_structure(call_spec[1]);
+    if (auto* why = std::get_if<std::string>(&parsed)) {
+      unknown_structure_ = fmt::format("its output structure cannot be used: {}", *why);
+      return;
+    }
+    structure_ = std::get<OutputStructure>(std::move(parsed));
+    unknown_structure_.clear();
+  }
+#endif
 
   std::filesystem::path package_;
   std::string model_name_;
   std::string precision_;
   c10::Device device_ = c10::Device(c10::kCPU);
   std::vector<Signature> shapes_{};  ///< of the samples it was built with
+  std::size_t runners_ = default_runners();
+  std::optional<OutputStructure> structure_{};  ///< what the flat outputs are rebuilt into
+  std::string unknown_structure_{};             ///< why there is no structure_, once loaded
+  InputWrites input_writes_{};  ///< the model writes to its inputs: each call gets copies
 #if AITUNE_HAS_AOTI
   std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
 #endif

@@ -119,7 +119,8 @@ class BackgroundTunedModule {
   BackgroundTunedModule(Model model, std::vector<Sample> samples, const TuningCache* cache,
                         std::vector<AnyBackend> candidates, StrategyConfig config,
                         std::string module_name)
-      : serving_(std::make_shared<const TunedModule>(serve_baseline(model, samples, module_name))) {
+      : serving_(std::make_shared<const TunedModule>(
+            serve_baseline(model, samples, module_name, shape_check_for(model, candidates)))) {
     if (config.stop_token().stop_possible()) {
       user_stop_.emplace(config.stop_token(), [this] { stop_.request_stop(); });
     }
@@ -133,9 +134,10 @@ class BackgroundTunedModule {
   }
 
   /// The baseline, built and checked on the samples, as a TunedModule whose report says that
-  /// it serves while the tuning runs.
+  /// it serves while the tuning runs. It holds inputs to the contract the tuned module will
+  /// (`shapes`), so a request refused after the switch is refused before it too.
   static TunedModule serve_baseline(const Model& model, const std::vector<Sample>& samples,
-                                    const std::string& module_name) {
+                                    const std::string& module_name, ShapeCheck shapes) {
     AnyBackend baseline = AnyBackend::make_baseline(model);
     baseline.build(model, samples);
     TuneReport report;
@@ -145,7 +147,8 @@ class BackgroundTunedModule {
     report.selected_key = baseline.key();
     report.baseline_selected = true;
     report.decision = "the baseline serves while the tuning runs";
-    return TunedModule(TuneResult<AnyBackend>{std::move(baseline), std::move(report)}, samples);
+    return TunedModule(TuneResult<AnyBackend>{std::move(baseline), std::move(report)}, samples,
+                       shapes);
   }
 
   void run(const Model& model, const std::vector<Sample>& samples, const TuningCache* cache,

@@ -11,6 +11,7 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/input_writes.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
 
@@ -24,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -57,7 +59,13 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   }
   [[nodiscard]] std::string key() const { return "nativert:" + program_.value_or("model"); }
   [[nodiscard]] static OutputPolicy output_policy() { return OutputPolicy{}; }
-  [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
+  /// LibTorch's native runtime runs each call in its own execution frame (a pool of them), so
+  /// calls from several threads run at the same time (a test checks that they overlap).
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
+  /// torch.export traces the program at the example inputs' shapes and specialises it to them
+  /// unless dimensions were declared dynamic (tools/export_model.py declares none); another shape
+  /// may fail or compute wrong values.
+  [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
 
  private:
   friend class BackendLifecycle<NativeRuntime>;
@@ -83,10 +91,12 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     device_ = model.device;
     load();
     // Run one sample now: a program made for another device or other inputs fails here, with
-    // the cause, rather than in the middle of the measurement.
+    // the cause, rather than in the middle of the measurement. On copies: a program that writes
+    // to its inputs must not change the caller's samples; it gets copies on every later call.
     if (!samples.empty()) {
       try {
-        check_device(run(samples.front()));
+        check_device(
+            input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front()));
       } catch (const std::exception& error) {
         runner_.reset();
         throw Error(
@@ -121,10 +131,26 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     try {
       runner_ = std::make_unique<torch::nativert::ModelRunnerHandle>(archive_.string(), *program_);
     } catch (const std::exception& cause) {
-      throw Error(fmt::format("the native runtime cannot load program '{}' of '{}': {}", *program_,
-                              archive_.string(), detail::summarize_error(cause)));
+      const std::string why = detail::summarize_error(cause);
+      throw Error(fmt::format("the native runtime cannot load program '{}' of '{}': {}{}",
+                              *program_, archive_.string(), why, unknown_output_type_advice(why)));
     }
 #endif
+  }
+
+  /// What to do when the program returns a Python type the native runtime cannot rebuild (a
+  /// Hugging Face ModelOutput, a namedtuple, a dataclass): LibTorch says "Unknown pytree node
+  /// type: NAME".
+  static std::string unknown_output_type_advice(const std::string& why) {
+    constexpr std::string_view marker = "Unknown pytree node type: ";
+    const auto at = why.find(marker);
+    if (at == std::string::npos) return {};
+    const std::string type = why.substr(at + marker.size());
+    return fmt::format(". The program returns a {}, a Python type that LibTorch's native runtime "
+                       "cannot rebuild in C++; export it again with tools/export_model.py, which "
+                       "returns such outputs as plain dicts, or make forward() return tensors in "
+                       "tuples, lists or dicts",
+                       type);
   }
 
   /// The graph's weights live on the device it was exported for; outputs elsewhere mean the
@@ -149,7 +175,9 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     std::vector<c10::IValue> inputs;
     inputs.reserve(sample.size());
     for (const auto& value : sample) {
-      inputs.push_back(value.isTensor() ? c10::IValue(value.toTensor().to(device_)) : value);
+      inputs.push_back(value.isTensor() ? c10::IValue(input_writes_.protect(
+                                              value.toTensor().to(device_), value.toTensor()))
+                                        : value);
     }
     return runner_->run(inputs, {});
 #else
@@ -161,6 +189,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   std::optional<std::string> program_;
   std::filesystem::path archive_{};
   c10::Device device_ = c10::Device(c10::kCPU);
+  InputWrites input_writes_{};  ///< the program writes to its inputs: each call gets copies
 #if AITUNE_HAS_NATIVE_RUNTIME
   std::shared_ptr<torch::nativert::ModelRunnerHandle> runner_;  // shared: the backend copies
 #endif

@@ -45,6 +45,7 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
   }
   [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
+  [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
 
  private:
   friend class BackendLifecycle<PerturbedOutputs>;

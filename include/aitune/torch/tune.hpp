@@ -17,6 +17,7 @@
 #include "aitune/torch/tuned_module.hpp"
 #include "aitune/torch/tuning_key.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,13 +57,27 @@ namespace aitune::lt {
   return candidates;
 }
 
+/// The input contract of a tuning of `model` over `candidates`: the samples' exact shapes when
+/// its baseline or any candidate is made for them only (a `.pt2` program, an AOTInductor
+/// compilation, a CUDA graph), else their ranks. Whichever backend a tuning selects, and
+/// whether it is served while a background tuning runs, the module then accepts the same inputs.
+[[nodiscard]] inline ShapeCheck shape_check_for(const Model& model,
+                                                const std::vector<AnyBackend>& candidates) {
+  const bool specialised =
+      AnyBackend::make_baseline(model).shape_specialised() ||
+      std::any_of(candidates.begin(), candidates.end(),
+                  [](const AnyBackend& candidate) { return candidate.shape_specialised(); });
+  return specialised ? ShapeCheck::exact : ShapeCheck::rank;
+}
+
 /// Tunes `model` over `candidates` with MinLatencyStrategy and returns the tuned module.
 [[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
                                       std::vector<AnyBackend> candidates,
                                       StrategyConfig config = {},
                                       std::string module_name = "model") {
+  const ShapeCheck shapes = shape_check_for(model, candidates);
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
-  return TunedModule(strategy.tune(model, samples, std::move(module_name)), samples);
+  return TunedModule(strategy.tune(model, samples, std::move(module_name)), samples, shapes);
 }
 
 /// The one call: tunes `model` on its batch-size-1 `samples` over default_candidates(model)
@@ -83,10 +98,11 @@ namespace aitune::lt {
                                       std::vector<AnyBackend> candidates,
                                       StrategyConfig config = {},
                                       std::string module_name = "model") {
+  const ShapeCheck shapes = shape_check_for(model, candidates);
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
   return TunedModule(tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
                                      std::move(module_name)),
-                     samples);
+                     samples, shapes);
 }
 
 /// The call for a server's start-up: the decision `cache` holds for this model, inputs,

@@ -7,7 +7,9 @@
 /// `forward(inputs)` runs the selected backend. It may be called from several threads at once
 /// (backends that are not thread-safe are serialised with a mutex). Inputs whose count, dtype
 /// or rank differ from the samples it was tuned on are rejected with aitune::Error instead of
-/// crashing inside LibTorch. The check costs a few comparisons per input. Outputs are
+/// crashing inside LibTorch; so are other shapes, when any backend of the tuning was made for
+/// the samples' shapes only (ShapeCheck::exact), so that what a module accepts does not depend
+/// on which backend won. The check costs a few comparisons per input. Outputs are
 /// inference tensors (the backends run under c10::InferenceMode): clone them outside
 /// InferenceMode before changing them in place or using them with autograd.
 
@@ -32,30 +34,45 @@
 
 namespace aitune::lt {
 
+/// How much of a tensor input's shape a tuned module holds its callers to.
+enum class ShapeCheck {
+  rank,   ///< the rank only: every backend of the tuning takes any shape the model takes
+  exact,  ///< the samples' shapes: some backend of the tuning was made for them only (an
+          ///< AOTInductor compilation, a CUDA graph, an ExportedProgram traced at those shapes)
+};
+
 /// What one input position accepts: the kinds of value seen there in the samples.
 struct InputSignature {
   struct Accepted {
     bool is_tensor = false;
     c10::ScalarType dtype = c10::ScalarType::Undefined;  ///< tensors only
     std::int64_t rank = 0;                               ///< tensors only
+    std::vector<std::int64_t> shape{};                   ///< tensors under ShapeCheck::exact only
     std::string kind{};                                  ///< other values: "int", "bool", ...
     bool operator==(const Accepted&) const = default;
   };
 
   std::vector<std::vector<Accepted>> positions;
+  ShapeCheck shapes = ShapeCheck::rank;
 
-  [[nodiscard]] static Accepted describe_value(const c10::IValue& value) {
+  [[nodiscard]] static Accepted describe_value(const c10::IValue& value,
+                                               ShapeCheck shapes = ShapeCheck::rank) {
     if (value.isTensor()) {
       const at::Tensor& tensor = value.toTensor();
-      return {true, tensor.scalar_type(), tensor.dim(), {}};
+      if (!tensor.defined()) return {true, c10::ScalarType::Undefined, 0, {}, {}};
+      std::vector<std::int64_t> shape;
+      if (shapes == ShapeCheck::exact) shape = tensor.sizes().vec();
+      return {true, tensor.scalar_type(), tensor.dim(), std::move(shape), {}};
     }
-    return {false, c10::ScalarType::Undefined, 0, value.tagKind()};
+    return {false, c10::ScalarType::Undefined, 0, {}, value.tagKind()};
   }
 
   /// The signature of the samples; they must all have the same number of inputs.
-  [[nodiscard]] static InputSignature of(std::span<const Sample> samples) {
+  [[nodiscard]] static InputSignature of(std::span<const Sample> samples,
+                                         ShapeCheck shapes = ShapeCheck::rank) {
     if (samples.empty()) throw ConfigError("a tuned module needs the samples it was tuned on");
     InputSignature signature;
+    signature.shapes = shapes;
     signature.positions.resize(samples.front().size());
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].size() != samples.front().size()) {
@@ -64,7 +81,7 @@ struct InputSignature {
       }
       for (std::size_t i = 0; i < samples[s].size(); ++i) {
         auto& accepted = signature.positions[i];
-        const Accepted seen = describe_value(samples[s][i]);
+        const Accepted seen = describe_value(samples[s][i], shapes);
         if (std::find(accepted.begin(), accepted.end(), seen) == accepted.end()) {
           accepted.push_back(seen);
         }
@@ -73,10 +90,13 @@ struct InputSignature {
     return signature;
   }
 
-  static std::string to_text(const Accepted& accepted) {
-    return accepted.is_tensor
-               ? fmt::format("a {} tensor of rank {}", c10::toString(accepted.dtype), accepted.rank)
-               : fmt::format("a {}", accepted.kind);
+  [[nodiscard]] std::string to_text(const Accepted& accepted) const {
+    if (!accepted.is_tensor) return fmt::format("a {}", accepted.kind);
+    if (shapes == ShapeCheck::exact) {
+      return fmt::format("a {} tensor of shape [{}]", c10::toString(accepted.dtype),
+                         fmt::join(accepted.shape, ", "));
+    }
+    return fmt::format("a {} tensor of rank {}", c10::toString(accepted.dtype), accepted.rank);
   }
 
   /// Throws aitune::Error naming the first input that does not match.
@@ -92,7 +112,8 @@ struct InputSignature {
         if (a.is_tensor != value.isTensor()) return false;
         if (!a.is_tensor) return a.kind == value.tagKind();
         const at::Tensor& tensor = value.toTensor();
-        return tensor.defined() && tensor.scalar_type() == a.dtype && tensor.dim() == a.rank;
+        return tensor.defined() && tensor.scalar_type() == a.dtype && tensor.dim() == a.rank &&
+               (shapes == ShapeCheck::rank || tensor.sizes() == c10::IntArrayRef(a.shape));
       });
       if (!ok) {
         std::vector<std::string> wanted;
@@ -100,9 +121,12 @@ struct InputSignature {
           wanted.push_back(to_text(a));
         const std::string got = value.isTensor() && !value.toTensor().defined()
                                     ? std::string("an undefined tensor")
-                                    : to_text(describe_value(value));
-        throw Error(fmt::format("{}: input {} is {}; it was tuned with {}", owner, i, got,
-                                fmt::join(wanted, " or ")));
+                                    : to_text(describe_value(value, shapes));
+        throw Error(fmt::format("{}: input {} is {}; it was tuned with {}{}", owner, i, got,
+                                fmt::join(wanted, " or "),
+                                shapes == ShapeCheck::exact
+                                    ? " (a backend of this tuning was made for these shapes only)"
+                                    : ""));
       }
     }
   }
@@ -116,10 +140,17 @@ enum class OutputDtype {
 
 class TunedModule {
  public:
-  /// Takes the strategy's result and the samples it was tuned on.
-  TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples)
+  /// Takes the strategy's result and the samples it was tuned on. `shapes`: how strictly
+  /// inputs are held to the samples' shapes; lt::tune passes what the whole tuning needs
+  /// (shape_check_for), so that the module accepts the same inputs whichever backend won. By
+  /// default, exact when the selected backend is made for the samples' shapes only.
+  TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples,
+              std::optional<ShapeCheck> shapes = std::nullopt)
       : backend_(std::make_unique<AnyBackend>(std::move(result.backend))),
-        report_(std::move(result.report)), signature_(InputSignature::of(samples)),
+        report_(std::move(result.report)),
+        signature_(InputSignature::of(
+            samples,
+            shapes.value_or(backend_->shape_specialised() ? ShapeCheck::exact : ShapeCheck::rank))),
         name_(fmt::format("tuned module '{}' ({})", report_.module, backend_->describe())),
         reduced_precision_(backend_->output_policy().reduced_precision),
         model_dtype_(floating_dtype_of(samples)) {
