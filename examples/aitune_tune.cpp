@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -179,6 +180,7 @@ const NamedBackend* find_backend(std::string_view name) {
 struct Options {
   std::filesystem::path model;
   std::vector<aitune::lt::InputSpec> inputs;
+  std::vector<std::string> input_names;  ///< per --input: its NAME= (empty: by position)
   std::vector<std::filesystem::path> sample_files;
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
@@ -197,6 +199,7 @@ struct Options {
   std::optional<std::filesystem::path> report_dir;
   bool raw_samples = false;
   std::optional<std::filesystem::path> cache;
+  std::optional<std::filesystem::path> expect;
 };
 
 /// `text` broken into lines of at most `width` characters, for the help (CLI11 indents the lines
@@ -264,6 +267,7 @@ Options parse_arguments(int argc, char** argv) {
   std::string json;
   std::string report_dir;
   std::string cache;
+  std::string expect;
   int samples = 0;
 
   const std::string inputs_group = "Model and inputs";
@@ -274,14 +278,23 @@ Options parse_arguments(int argc, char** argv) {
          "--input", inputs,
          wrapped("one forward() argument, e.g. 1x3x224x224 or 1x64:int64 (random values: floats "
                  "~ N(0,1), integers in [0, 100)), or with the range its values are drawn from, "
-                 "uniformly: 1x64:int64[0,30522), 1x3x8x8[0,1); repeat for several arguments"))
-      ->type_name("SHAPE")
+                 "uniformly: 1x64:int64[0,30522), 1x3x8x8[0,1); repeat for several arguments, in "
+                 "order, or by name: attention_mask=1x64:int64[1,2) (the names the model or its "
+                 "archive records)"))
+      ->type_name("[NAME=]SHAPE")
       ->group(inputs_group);
   app.add_option(
          "--sample", sample_files,
          wrapped("one sample of real inputs, saved by torch.save from Python: a tensor, or a tuple "
                  "or list of the forward() arguments; repeat for several samples (instead of "
                  "--input)"))
+      ->type_name("FILE")
+      ->group(inputs_group);
+  app.add_option("--expect", expect,
+                 wrapped("after tuning, check that the tuned module's outputs for the first "
+                         "--sample equal these, saved by torch.save (tools/export_model.py "
+                         "--save-io writes eager PyTorch's): same structure and dict key order, "
+                         "values within the selected backend's tolerance; exit 1 if not"))
       ->type_name("FILE")
       ->group(inputs_group);
   app.add_option("--samples", samples,
@@ -387,6 +400,7 @@ Options parse_arguments(int argc, char** argv) {
   if (!json.empty()) options.json = std::filesystem::path(json);
   if (!report_dir.empty()) options.report_dir = std::filesystem::path(report_dir);
   if (!cache.empty()) options.cache = std::filesystem::path(cache);
+  if (!expect.empty()) options.expect = std::filesystem::path(expect);
   if (app.count("--samples") > 0) options.samples = samples;
   for (const auto& file : sample_files)
     options.sample_files.emplace_back(file);
@@ -394,11 +408,28 @@ Options parse_arguments(int argc, char** argv) {
     options.aoti_packages.emplace_back(package);
 
   for (const std::string& text : inputs) {
+    // NAME=SHAPE: a name is a Python identifier; a shape never holds '='.
+    const auto equals = text.find('=');
+    std::string name = equals == std::string::npos ? std::string() : text.substr(0, equals);
+    const std::string spec = equals == std::string::npos ? text : text.substr(equals + 1);
+    const bool valid_name = !name.empty() &&
+                            std::isdigit(static_cast<unsigned char>(name.front())) == 0 &&
+                            std::all_of(name.begin(), name.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                            });
+    if (equals != std::string::npos && !valid_name) {
+      throw UsageError{fmt::format("bad input '{}': '{}' is not an input name", text, name)};
+    }
+    if (!name.empty() && std::find(options.input_names.begin(), options.input_names.end(), name) !=
+                             options.input_names.end()) {
+      throw UsageError{fmt::format("--input names '{}' twice", name)};
+    }
     try {
-      options.inputs.push_back(aitune::lt::parse_input_spec(text));
+      options.inputs.push_back(aitune::lt::parse_input_spec(spec));
     } catch (const aitune::ConfigError& error) {
       throw UsageError{error.what()};
     }
+    options.input_names.push_back(std::move(name));
     // The strategy measures latency at batch size 1; a batch of 8 would be tuned at 8 while
     // the report said 1.
     const auto& shape = options.inputs.back().shape;
@@ -447,6 +478,10 @@ Options parse_arguments(int argc, char** argv) {
   if (options.samples && !options.sample_files.empty()) {
     throw UsageError{"--samples counts random samples; with --sample, each file is one sample"};
   }
+  if (options.expect && options.sample_files.empty()) {
+    throw UsageError{"--expect compares the outputs for the first --sample: give the inputs they "
+                     "were computed for with --sample"};
+  }
   if (options.stable && !options.sequential) {
     throw UsageError{"--stable is a stop rule of the sequential schedule: add --sequential"};
   }
@@ -486,12 +521,70 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
   return candidates;
 }
 
-/// The samples to tune on: random ones from --input, or those --sample files hold.
-std::vector<aitune::lt::Sample> make_samples(const Options& options, c10::Device device) {
+/// The --input specs in the order the model takes its inputs: those without a name take the
+/// first places, in the order given; each NAME= takes the place of that name among the names
+/// the model (or its archive) records. No place may be left empty before the last one given,
+/// and an archive's program takes all of them.
+std::vector<aitune::lt::InputSpec> inputs_in_model_order(const Options& options,
+                                                         const aitune::lt::Model& model) {
+  const bool named = std::any_of(options.input_names.begin(), options.input_names.end(),
+                                 [](const std::string& name) { return !name.empty(); });
+  if (!named) return options.inputs;
+  const std::vector<std::string> names = aitune::lt::input_names_of(model);
+  if (names.empty()) {
+    throw UsageError{fmt::format("--input NAME=SHAPE: '{}' records no input names; give the inputs "
+                                 "by position, in the order forward() takes them",
+                                 options.model.string())};
+  }
+  std::vector<std::optional<aitune::lt::InputSpec>> placed(names.size());
+  std::size_t next_unnamed = 0;
+  for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+    const std::string& name = options.input_names[i];
+    std::size_t place = next_unnamed;
+    if (name.empty()) {
+      ++next_unnamed;
+    } else {
+      const auto found = std::find(names.begin(), names.end(), name);
+      if (found == names.end()) {
+        throw UsageError{fmt::format("--input {}=...: '{}' has no input '{}' (its inputs: {})",
+                                     name, options.model.string(), name, fmt::join(names, ", "))};
+      }
+      place = static_cast<std::size_t>(found - names.begin());
+    }
+    if (place >= names.size()) {
+      throw UsageError{fmt::format("--input: '{}' takes {} inputs ({}), more were given",
+                                   options.model.string(), names.size(), fmt::join(names, ", "))};
+    }
+    if (placed[place]) {
+      throw UsageError{
+          fmt::format("--input: input '{}' is given twice, by position and by name", names[place])};
+    }
+    placed[place] = options.inputs[i];
+  }
+  std::vector<aitune::lt::InputSpec> ordered;
+  const auto last =
+      static_cast<std::size_t>(std::find_if(placed.rbegin(), placed.rend(),
+                                            [](const auto& spec) { return spec.has_value(); })
+                                   .base() -
+                               placed.begin());
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (!placed[i] && (i < last || model.is_exported())) {
+      throw UsageError{fmt::format("--input: no value for input '{}' (the inputs of '{}': {})",
+                                   names[i], options.model.string(), fmt::join(names, ", "))};
+    }
+    if (placed[i]) ordered.push_back(*placed[i]);
+  }
+  return ordered;
+}
+
+/// The samples to tune on: random ones from `inputs` (--input, in the model's order), or those
+/// --sample files hold.
+std::vector<aitune::lt::Sample> make_samples(const Options& options,
+                                             const std::vector<aitune::lt::InputSpec>& inputs,
+                                             c10::Device device) {
   std::vector<aitune::lt::Sample> samples;
   for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
-    samples.push_back(
-        aitune::lt::make_random_sample(options.inputs, device, static_cast<unsigned>(i)));
+    samples.push_back(aitune::lt::make_random_sample(inputs, device, static_cast<unsigned>(i)));
   }
   for (const auto& file : options.sample_files) {
     samples.push_back(aitune::lt::load_sample_file(file, device));
@@ -542,6 +635,35 @@ void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport
                   environment.value("libtorch", "?"), environment.value("intra_op_threads", 0));
   std::ofstream(dir / "report.svg") << aitune::render_svg(report, subtitle);
   fmt::print(stderr, "report.md and report.svg written to {}\n", dir.string());
+}
+
+/// The largest share of its tolerance any output's worst element used (0 when none was compared).
+double worst_error_ratio(const aitune::OutputCheck& check) {
+  double worst = 0.0;
+  for (const auto& output : check.accuracy)
+    worst = std::max(worst, output.worst_error_ratio);
+  return worst;
+}
+
+/// --expect: the tuned module's outputs for `sample` against those saved in `file`, with the
+/// selected backend's tolerance; prints the verdict.
+aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
+                                           const aitune::lt::Sample& sample,
+                                           const std::filesystem::path& file) {
+  namespace lt = aitune::lt;
+  const c10::IValue expected = lt::load_outputs_file(file);
+  const c10::IValue actual = tuned.forward(sample);
+  const lt::OutputPolicy policy = tuned.backend().output_policy();
+  aitune::OutputCheck check = lt::compare_outputs(&expected, actual, policy);
+  if (check.passed) {
+    fmt::print("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
+               "{:.0f} % of it)\n",
+               file.string(), tuned.selected(), policy.tolerance.describe(),
+               100.0 * worst_error_ratio(check));
+  } else {
+    fmt::print("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
+  }
+  return check;
 }
 
 int run(const Options& options, Environment& environment, std::stop_token stop) {
@@ -597,9 +719,10 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     }
   }
   lt::apply_tolerances(candidates, options.tolerances);
-  const std::vector<lt::Sample> samples = make_samples(options, device);
+  const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
+  const std::vector<lt::Sample> samples = make_samples(options, inputs, device);
   std::vector<std::string> shapes;
-  for (const auto& input : options.inputs)
+  for (const auto& input : inputs)
     shapes.push_back(input.describe());
   if (options.inputs.empty()) shapes = lt::describe_sample(samples.front());
   environment["inputs"] = shapes;
@@ -664,11 +787,28 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     fmt::print("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
-  if (options.json) {
-    write_report(*options.json, to_json(report, {.raw_samples = options.raw_samples}), environment);
+  nlohmann::json json = to_json(report, {.raw_samples = options.raw_samples});
+  std::optional<std::string> differs;
+  if (options.expect) {
+    const aitune::OutputCheck check =
+        check_expected_outputs(tuned, samples.front(), *options.expect);
+    json["expected_outputs"] = {{"file", options.expect->string()},
+                                {"equal", check.passed},
+                                {"reason", check.reason},
+                                {"worst_error_ratio", worst_error_ratio(check)}};
+    if (!check.passed) {
+      differs = fmt::format("the tuned module's outputs differ from those in '{}': {}",
+                            options.expect->string(), check.reason);
+      json["error"] = *differs;
+    }
   }
+  if (options.json) write_report(*options.json, json, environment);
   if (options.report_dir) {
     write_report_dir(*options.report_dir, report, environment, options.raw_samples);
+  }
+  if (differs) {  // the reports above keep the tuning and say this too
+    fmt::print(stderr, "aitune-tune: error: {}\n", *differs);
+    return 1;
   }
   return 0;
 }

@@ -19,20 +19,39 @@ LibTorch that runs them (the C++ loader refuses others), and a CUDA compilation 
 
 Your own model: give a factory that returns an nn.Module (weights loaded), as MODULE:FUNCTION
 (importable; --path adds folders to sys.path) or FILE.py:FUNCTION, and one --input per forward
-argument:
+argument, by position (SHAPE) or by name (NAME=SHAPE, passed as a keyword argument; named ones
+come after the positional ones):
 
   tools/export_model.py --factory mypackage.models:make_net --input 1x3x224x224 --out net.pt2
   tools/export_model.py --factory ./net.py:build --input 1x128:int64[0,30522) --variants default
+  tools/export_model.py --factory ./hf.py:gpt2 --input input_ids=1x64:int64[0,50257) \
+      --input attention_mask=1x64:int64[1,2) --out gpt2.pt2
 
-Usage: tools/export_model.py --factory F --input SHAPE [...] --out FILE.pt2 [--variants LIST]
-       [--device cpu|cuda] [--seed N]
+The program takes every input by position, in the order given, under its name (the archive
+records the names: `aitune-tune --input NAME=SHAPE` finds each one's place by them).
+
+Outputs are exported as plain tensors, tuples, lists and dicts, which LibTorch's native runtime
+rebuilds in C++: a Hugging Face ModelOutput, a namedtuple (torch.return_types too) or a
+dataclass becomes a dict of the same keys, in the same order (the archive records what was
+converted). Any other output type stops the export with its name and what to do.
+
+--save-io DIR writes DIR/inputs.pt (the example inputs, a tuple in the program's order, as
+`aitune-tune --sample` reads it) and DIR/outputs.pt (what eager PyTorch returned for them, in
+the exported structure, as `aitune-tune --expect` compares the tuned module's outputs with).
+
+Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
+       [--variants LIST] [--device cpu|cuda] [--seed N] [--save-io DIR]
 """
 import argparse
+import collections
 import contextlib
 import copy
+import dataclasses
 import importlib
 import importlib.util
+import inspect
 import json
+import keyword
 import os
 import re
 import sys
@@ -54,12 +73,25 @@ DTYPES = {"float32": torch.float32, "float": torch.float32, "float16": torch.flo
           "int32": torch.int32, "int": torch.int32, "bool": torch.bool}
 
 
+class Input(collections.namedtuple("Input", "shape dtype range name text")):
+    """One forward() argument: its shape, dtype, integer range, keyword name (None: positional)
+    and the text it was given as (without the name)."""
+
+
 def parse_input(text):
-    """'1x3x224x224', '1x64:int64' or '1x64:int64[0,30522)' -> (shape, dtype, (low, high))."""
-    match = re.fullmatch(r"(\d+(?:x\d+)*)(?::(\w+)(?:\[(-?\d+),(-?\d+)\))?)?", text)
+    """'1x3x224x224', '1x64:int64', '1x64:int64[0,30522)' or 'NAME=' before any of them ->
+    Input."""
+    name, sep, spec = text.partition("=")
+    if not sep:
+        name, spec = None, text
+    elif not name.isidentifier() or keyword.iskeyword(name):
+        raise argparse.ArgumentTypeError(
+            f"bad input '{text}': '{name}' is not a Python argument name")
+    match = re.fullmatch(r"(\d+(?:x\d+)*)(?::(\w+)(?:\[(-?\d+),(-?\d+)\))?)?", spec)
     if not match:
         raise argparse.ArgumentTypeError(
-            f"bad input '{text}': expected e.g. 1x3x224x224, 1x64:int64 or 1x64:int64[0,100)")
+            f"bad input '{text}': expected e.g. 1x3x224x224, 1x64:int64, 1x64:int64[0,100) or "
+            f"NAME=SHAPE")
     shape = tuple(int(d) for d in match.group(1).split("x"))
     dtype_name = match.group(2) or "float32"
     if dtype_name not in DTYPES:
@@ -67,13 +99,14 @@ def parse_input(text):
     low, high = (int(match.group(3)), int(match.group(4))) if match.group(3) else (0, 100)
     if low >= high:
         raise argparse.ArgumentTypeError(f"empty integer range in '{text}'")
-    return shape, DTYPES[dtype_name], (low, high)
+    return Input(shape, DTYPES[dtype_name], (low, high), name, spec)
 
 
 def make_inputs(specs, device, seed):
+    """Random example inputs for `specs` (Input, or (shape, dtype, range) tuples)."""
     generator = torch.Generator().manual_seed(seed)
     inputs = []
-    for shape, dtype, (low, high) in specs:
+    for shape, dtype, (low, high), *_ in specs:
         if dtype.is_floating_point:
             tensor = torch.randn(*shape, generator=generator).to(dtype)
         elif dtype == torch.bool:
@@ -102,6 +135,97 @@ def load_factory(text, paths):
     if not hasattr(module, function):
         raise SystemExit(f"export_model: '{module_name}' has no '{function}'")
     return getattr(module, function)
+
+
+def _record_type(value):
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+def to_plain(value, converted=None, path="output"):
+    """`value` with every record type made a plain container the native runtime rebuilds in C++:
+    a Hugging Face ModelOutput (an OrderedDict subclass), another dict subclass, a namedtuple
+    (torch.return_types too) or a dataclass becomes a dict of the same keys in the same order;
+    other tuple and list subclasses become tuples and lists. Runs inside the exported forward,
+    so the trace sees it. With `converted` (a dict), records what it converted, by path. Raises
+    TypeError naming any other type."""
+    def note(kind):
+        if converted is not None:
+            converted[path] = f"{_record_type(value)} -> {kind}"
+
+    if value is None or isinstance(value, (torch.Tensor, bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        if type(value) is not dict:
+            note("dict")
+        return {k: to_plain(v, converted, f"{path}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # namedtuple
+        note("dict")
+        return {k: to_plain(getattr(value, k), converted, f"{path}[{k!r}]")
+                for k in type(value)._fields}
+    if isinstance(value, tuple) and hasattr(type(value), "n_sequence_fields"):
+        # A structseq (torch.return_types.max): named fields, in __match_args__.
+        fields = getattr(type(value), "__match_args__", ())[:type(value).n_sequence_fields]
+        if len(fields) == len(value):
+            note("dict")
+            return {k: to_plain(getattr(value, k), converted, f"{path}[{k!r}]") for k in fields}
+    if isinstance(value, (tuple, list)):
+        if type(value) not in (tuple, list):
+            note("tuple" if isinstance(value, tuple) else "list")
+        kind = tuple if isinstance(value, tuple) else list
+        return kind(to_plain(v, converted, f"{path}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        note("dict")
+        return {f.name: to_plain(getattr(value, f.name), converted, f"{path}[{f.name!r}]")
+                for f in dataclasses.fields(value)}
+    raise TypeError(
+        f"{path} is a {_record_type(value)}, which LibTorch's native runtime cannot rebuild in "
+        f"C++; make forward() return tensors in tuples, lists or dicts (a wrapper module around "
+        f"yours can convert it)")
+
+
+class AsExported(torch.nn.Module):
+    """`module` as the archive's program: every input by position (keyword inputs passed on by
+    name), outputs made plain (to_plain). Subclassed per model with a forward() whose parameters
+    carry the inputs' names, so the ExportedProgram names them too."""
+
+    def __init__(self, module, positional, keywords, plain_outputs):
+        super().__init__()
+        self.module = module
+        self.positional = positional
+        self.keywords = tuple(keywords)
+        self.plain_outputs = plain_outputs
+
+    def call(self, args):
+        out = self.module(*args[:self.positional],
+                          **dict(zip(self.keywords, args[self.positional:])))
+        return to_plain(out) if self.plain_outputs else out
+
+
+def wrap_for_export(module, names, positional, plain_outputs):
+    """An AsExported around `module` whose forward takes `names` (valid, distinct Python names)."""
+    params = ", ".join(names)
+    namespace = {}
+    exec(f"def forward(self, {params}):\n    return self.call(({params},))\n", namespace)
+    cls = type("AsExported_" + type(module).__name__, (AsExported,),
+               {"forward": namespace["forward"]})
+    return cls(module, positional, names[positional:], plain_outputs)
+
+
+def input_names(module, specs):
+    """Each input's name: its own, or for a positional one, the name of forward()'s parameter
+    in that place (`input_N` where there is none)."""
+    try:
+        params = [p.name for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, spec in enumerate(specs):
+        name = spec.name or (params[i] if i < len(params) else f"input_{i}")
+        if name in names or keyword.iskeyword(name) or not name.isidentifier():
+            name = f"input_{i}"
+        names.append(name)
+    return names
 
 
 class ComputeIn(torch.nn.Module):
@@ -138,15 +262,50 @@ def write_atomically(path, write, suffix=".pt2"):
             os.remove(tmp)
 
 
-def export(module, inputs, out, variants, device, log=print):
+def clone_inputs(inputs):
+    return tuple(t.clone() for t in inputs)
+
+
+def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and the AOTInductor
-    `variants` (keys of VARIANTS). Returns the names of the compilations written and of those
-    that failed to compile (a variant the device cannot run is skipped, neither)."""
+    `variants` (keys of VARIANTS). `specs` (Input per input, optional) name the inputs; named
+    ones are passed as keyword arguments. Outputs are made plain (to_plain). With `save_io`, a
+    folder, writes the inputs and eager PyTorch's outputs there (inputs.pt, outputs.pt). Returns
+    the names of the compilations written and of those that failed to compile (a variant the
+    device cannot run is skipped, neither)."""
     from torch.export.pt2_archive._package import package_pt2
 
     module = module.eval().to(device)
+    specs = specs or [Input(t.shape, t.dtype, None, None, None) for t in inputs]
+    keywords = [s.name for s in specs if s.name]
+    positional = len(specs) - len(keywords)
+    if any(s.name for s in specs[:positional]):
+        raise SystemExit("export_model: give the positional inputs (SHAPE) before the named ones "
+                         "(NAME=SHAPE)")
+    # Eager PyTorch's outputs, on copies (a model may write to its inputs): what every backend
+    # must match, and what tells whether the outputs need converting.
     with torch.no_grad():
-        program = torch.export.export(module, inputs)
+        args = clone_inputs(inputs)
+        eager = module(*args[:positional], **dict(zip(keywords, args[positional:])))
+    converted = {}
+    try:
+        plain = to_plain(eager, converted)
+    except TypeError as error:
+        raise SystemExit(f"export_model: cannot export {type(module).__name__}: {error}")
+    for where, what in converted.items():
+        log(f"{out}: {where} is returned as a plain container ({what})")
+    names = input_names(module, specs)
+    if keywords or converted:
+        module = wrap_for_export(module, names, positional, bool(converted))
+    with torch.no_grad():
+        program = torch.export.export(module, clone_inputs(inputs))
+    if save_io:
+        os.makedirs(save_io, exist_ok=True)
+        for name, value in (("inputs.pt", tuple(t.cpu() for t in inputs)),
+                            ("outputs.pt", torch.utils._pytree.tree_map(
+                                lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, plain))):
+            write_atomically(os.path.join(save_io, name),
+                             lambda tmp, value=value: torch.save(value, tmp), suffix=".pt")
     compiled, recorded, failed = {}, {}, []
     for variant in variants:
         name, configs, dtype = VARIANTS[variant]
@@ -158,9 +317,10 @@ def export(module, inputs, out, variants, device, log=print):
             with torch.no_grad():
                 source = program
                 if dtype is not None:
-                    source = torch.export.export(ComputeIn(copy.deepcopy(module), dtype), inputs)
+                    source = torch.export.export(ComputeIn(copy.deepcopy(module), dtype),
+                                                 clone_inputs(inputs))
                 options = dict(configs, **{"aot_inductor.package": True})
-                compiled[name] = torch._inductor.aot_compile(source.module(), inputs,
+                compiled[name] = torch._inductor.aot_compile(source.module(), clone_inputs(inputs),
                                                              options=options)
             recorded[name] = {"precision": PRECISION_NAMES[dtype], "inductor_configs": configs,
                               "device": device}
@@ -169,7 +329,11 @@ def export(module, inputs, out, variants, device, log=print):
             log(f"{out}: {name} failed to compile: {type(error).__name__}: "
                 f"{str(error).splitlines()[0] if str(error) else ''}")
             failed.append(name)
-    extra = {"aitune.json": json.dumps({"aoti": recorded, "torch": torch.__version__})}
+    extra = {"aitune.json": json.dumps({
+        "aoti": recorded, "torch": torch.__version__,
+        "inputs": [{"name": n, "spec": s.text} if s.text else {"name": n}
+                   for n, s in zip(names, specs)],
+        "outputs_converted": converted})}
     write_atomically(out, lambda tmp: package_pt2(
         tmp, exported_programs={"model": program}, aoti_files=compiled or None, extra_files=extra))
     return list(compiled), failed
@@ -183,13 +347,17 @@ def main():
     parser.add_argument("--path", action="append", default=[],
                         help="a folder to import the factory's module from (repeatable)")
     parser.add_argument("--input", action="append", type=parse_input, required=True,
-                        help="one forward() argument's shape[:dtype[low,high)] (repeatable)")
+                        help="one forward() argument: [NAME=]SHAPE[:dtype[LOW,HIGH)] "
+                             "(repeatable; NAME= passes it by keyword)")
     parser.add_argument("--out", required=True, help="the archive to write (.pt2)")
     parser.add_argument("--variants", default="default,freezing",
                         help=f"comma-separated, from {', '.join(VARIANTS)} (default: "
                              "default,freezing; 'none' for the ExportedProgram only)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
     parser.add_argument("--seed", type=int, default=0, help="seed of the example inputs")
+    parser.add_argument("--save-io", metavar="DIR",
+                        help="write the example inputs and eager PyTorch's outputs to "
+                             "DIR/inputs.pt and DIR/outputs.pt")
     args = parser.parse_args()
     variants = [] if args.variants == "none" else args.variants.split(",")
     unknown = [v for v in variants if v not in VARIANTS]
@@ -202,7 +370,11 @@ def main():
         parser.error(f"the factory returned a {type(module).__name__}, not an nn.Module")
     inputs = make_inputs(args.input, args.device, args.seed)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    names, failed = export(module, inputs, args.out, variants, args.device)
+    names = [s.name for s in args.input if s.name]
+    if len(set(names)) != len(names):
+        parser.error("an input name is given twice")
+    names, failed = export(module, inputs, args.out, variants, args.device, specs=args.input,
+                           save_io=args.save_io)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

@@ -45,6 +45,10 @@ struct Pt2Archive {
   std::filesystem::path path;
   std::vector<std::string> programs{};       ///< ExportedProgram names
   std::vector<AotiModelInfo> aoti_models{};  ///< AOTInductor compilations
+  /// The programs' inputs, in order, as tools/export_model.py recorded them: each one's name
+  /// and the --input text it was exported with (empty for archives made by other tools).
+  std::vector<std::string> input_names{};
+  std::vector<std::string> input_specs{};
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
@@ -174,11 +178,65 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
         }
       }
     }
+    if (variants.is_object() && variants.contains("inputs") && variants["inputs"].is_array()) {
+      for (const auto& input : variants["inputs"]) {
+        if (!input.is_object()) continue;
+        archive.input_names.push_back(input.value("name", ""));
+        archive.input_specs.push_back(input.value("spec", ""));
+      }
+    }
   }
   return archive;
 }
 
+/// The names of the main program's inputs, in order, from its serialized signature
+/// (`module_call_graph[0].signature.forward_arg_names`); empty when it records none.
+inline std::vector<std::string> read_program_input_names(const Pt2Archive& archive) {
+  const auto program = archive.main_program();
+  if (!program) return {};
+  caffe2::serialize::PyTorchStreamReader reader(archive.path.string());
+  const std::string record = "models/" + *program + ".json";
+  if (!reader.hasRecord(record)) return {};
+  const auto json =
+      nlohmann::json::parse(read_record(reader, record), nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> names;
+  try {
+    for (const auto& name : json.at("graph_module")
+                                .at("module_call_graph")
+                                .at(0)
+                                .at("signature")
+                                .at("forward_arg_names")) {
+      names.push_back(name.get<std::string>());
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+  return names;
+}
+
 }  // namespace detail
+
+/// The names of the model's forward() inputs, in order: for a `.pt2` archive those
+/// tools/export_model.py recorded, else those the program's signature records; for a TorchScript
+/// model those of its forward method. Empty when unknown.
+[[nodiscard]] inline std::vector<std::string> input_names_of(const Model& model) {
+  if (model.archive) {
+    if (!model.archive->input_names.empty()) return model.archive->input_names;
+    try {
+      return detail::read_program_input_names(*model.archive);
+    } catch (const c10::Error&) {
+      return {};
+    }
+  }
+  if (!model.has_torchscript) return {};
+  const auto method = model.module.find_method("forward");
+  if (!method) return {};
+  std::vector<std::string> names;
+  for (const auto& argument : method->function().getSchema().arguments()) {
+    if (argument.name() != "self") names.push_back(argument.name());
+  }
+  return names;
+}
 
 /// Loads a model file for `device`: a torch.export `.pt2` archive (recognised by its content,
 /// whatever its name) or a TorchScript file. Errors name the file and the cause: a missing

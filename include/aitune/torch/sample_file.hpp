@@ -3,8 +3,10 @@
 
 /// @file
 /// Real inputs from Python: a sample saved with `torch.save` (a tensor, or a tuple or list of
-/// forward() arguments) read back as a Sample. LibTorch's own loader (torch::pickle_load) reads
-/// the file; in front of it stand the limits a file from outside must pass - its size, the zip
+/// forward() arguments) read back as a Sample; and outputs saved the same way (what eager
+/// PyTorch returned for a sample: tools/export_model.py --save-io), read back as one value to
+/// compare a tuned module's outputs with. LibTorch's own loader (torch::pickle_load) reads the
+/// file; in front of it stand the limits a file from outside must pass - its size, the zip
 /// container torch.save writes - and behind it the structure a Sample may have.
 
 #include "aitune/core/error.hpp"
@@ -37,24 +39,25 @@ struct SampleFileLimits {
 
 namespace detail {
 
-/// Counts the leaves of one argument and refuses what a forward() argument cannot be.
+/// Counts the leaves of one argument and refuses what a forward() argument cannot be. `what`
+/// names the kind of file in messages ("sample file").
 inline void check_sample_value(const c10::IValue& value, const std::string& path, std::size_t depth,
                                std::size_t& leaves, const SampleFileLimits& limits,
-                               const std::string& file) {
+                               const std::string& file, std::string_view what = "sample file") {
   const auto refuse = [&](std::string_view why) {
-    return ConfigError(fmt::format("sample file '{}': {} {}", file, path, why));
+    return ConfigError(fmt::format("{} '{}': {} {}", what, file, path, why));
   };
   if (depth > limits.max_depth) {
     throw refuse(fmt::format("is nested deeper than {} levels", limits.max_depth));
   }
   if (container_of(value) != Container::none) {
     for (const IValueChild& child : children_of(value))
-      check_sample_value(child.value, path + child.label, depth + 1, leaves, limits, file);
+      check_sample_value(child.value, path + child.label, depth + 1, leaves, limits, file, what);
     return;
   }
   if (++leaves > limits.max_values) {
     throw ConfigError(
-        fmt::format("sample file '{}' holds more than {} values", file, limits.max_values));
+        fmt::format("{} '{}' holds more than {} values", what, file, limits.max_values));
   }
   if (value.isTensor()) {
     if (value.toTensor().layout() != c10::kStrided) {
@@ -71,11 +74,57 @@ inline void check_sample_value(const c10::IValue& value, const std::string& path
 }
 
 inline void check_sample_size(const std::string& file, std::uintmax_t bytes,
-                              const SampleFileLimits& limits) {
+                              const SampleFileLimits& limits,
+                              std::string_view what = "sample file") {
   if (bytes > limits.max_bytes) {
-    throw ConfigError(fmt::format("sample file '{}' is {} bytes, more than the limit of {}", file,
+    throw ConfigError(fmt::format("{} '{}' is {} bytes, more than the limit of {}", what, file,
                                   bytes, limits.max_bytes));
   }
+}
+
+/// The value torch.save wrote into `data`, once the bytes have passed the limits a file from
+/// outside must pass.
+inline c10::IValue unpickle_saved(const std::vector<char>& data, const std::string& file,
+                                  const SampleFileLimits& limits, std::string_view what) {
+  check_sample_size(file, data.size(), limits, what);
+  // torch.save has written a zip archive since PyTorch 1.6; the legacy format is a bare pickle
+  // that LibTorch's loader does not read.
+  if (data.size() < 4 || std::string_view(data.data(), 4) != std::string_view("PK\x03\x04", 4)) {
+    throw ConfigError(fmt::format("{} '{}' is not what torch.save writes (a zip "
+                                  "archive; save it with PyTorch 1.6 or newer, without "
+                                  "_use_new_zipfile_serialization=False)",
+                                  what, file));
+  }
+  // LibTorch's zip reader trusts the offsets in the archive (a damaged one crashed it when
+  // fuzzed): every record must lie inside the bytes first.
+  if (const auto problem = check_zip_structure(data)) {
+    throw ConfigError(fmt::format("{} '{}' is a damaged zip archive: {}", what, file, *problem));
+  }
+  try {
+    return torch::jit::pickle_load(data);
+  } catch (const std::exception& failure) {
+    throw ConfigError(
+        fmt::format("LibTorch cannot read {} '{}': {}", what, file, summarize_error(failure)));
+  }
+}
+
+/// The bytes of the file at `path`, checked against the size limit before they are read.
+inline std::vector<char> read_saved_file(const std::filesystem::path& path,
+                                         const SampleFileLimits& limits, std::string_view what) {
+  const std::string file = path.string();
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError(fmt::format("{} '{}' does not exist or is not a file", what, file));
+  }
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  if (error) throw ConfigError(fmt::format("{} '{}': {}", what, file, error.message()));
+  check_sample_size(file, bytes, limits, what);  // before anything is read
+  std::vector<char> data(static_cast<std::size_t>(bytes));
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream.read(data.data(), static_cast<std::streamsize>(data.size()))) {
+    throw ConfigError(fmt::format("cannot read {} '{}'", what, file));
+  }
+  return data;
 }
 
 }  // namespace detail
@@ -85,27 +134,7 @@ inline void check_sample_size(const std::string& file, std::uintmax_t bytes,
 [[nodiscard]] inline Sample load_sample_bytes(const std::vector<char>& data,
                                               const std::string& file, c10::Device device,
                                               const SampleFileLimits& limits = {}) {
-  detail::check_sample_size(file, data.size(), limits);
-  // torch.save has written a zip archive since PyTorch 1.6; the legacy format is a bare pickle
-  // that LibTorch's loader does not read.
-  if (data.size() < 4 || std::string_view(data.data(), 4) != std::string_view("PK\x03\x04", 4)) {
-    throw ConfigError(fmt::format("sample file '{}' is not what torch.save writes (a zip "
-                                  "archive; save it with PyTorch 1.6 or newer, without "
-                                  "_use_new_zipfile_serialization=False)",
-                                  file));
-  }
-  // LibTorch's zip reader trusts the offsets in the archive (a damaged one crashed it when
-  // fuzzed): every record must lie inside the bytes first.
-  if (const auto problem = check_zip_structure(data)) {
-    throw ConfigError(fmt::format("sample file '{}' is a damaged zip archive: {}", file, *problem));
-  }
-  c10::IValue value;
-  try {
-    value = torch::jit::pickle_load(data);
-  } catch (const std::exception& failure) {
-    throw ConfigError(
-        fmt::format("LibTorch cannot read sample file '{}': {}", file, summarize_error(failure)));
-  }
+  const c10::IValue value = detail::unpickle_saved(data, file, limits, "sample file");
   Sample sample;
   if (value.isTensor()) {
     sample.push_back(value);
@@ -132,20 +161,23 @@ inline void check_sample_size(const std::string& file, std::uintmax_t bytes,
 /// a missing, oversized, non-zip or wrongly structured file, and for one LibTorch cannot read.
 [[nodiscard]] inline Sample load_sample_file(const std::filesystem::path& path, c10::Device device,
                                              const SampleFileLimits& limits = {}) {
+  return load_sample_bytes(detail::read_saved_file(path, limits, "sample file"), path.string(),
+                           device, limits);
+}
+
+/// The outputs saved in `path` by `torch.save(outputs, path)` (tools/export_model.py --save-io
+/// writes eager PyTorch's): a tensor, or tuples, lists and dicts of tensors, numbers, strings and
+/// None, kept as saved (a dict's keys in their order). Tensors stay on the CPU. Throws
+/// ConfigError as load_sample_file does.
+[[nodiscard]] inline c10::IValue load_outputs_file(const std::filesystem::path& path,
+                                                   const SampleFileLimits& limits = {}) {
+  constexpr std::string_view what = "outputs file";
   const std::string file = path.string();
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw ConfigError(fmt::format("sample file '{}' does not exist or is not a file", file));
-  }
-  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
-  if (error) throw ConfigError(fmt::format("sample file '{}': {}", file, error.message()));
-  detail::check_sample_size(file, bytes, limits);  // before anything is read
-  std::vector<char> data(static_cast<std::size_t>(bytes));
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream.read(data.data(), static_cast<std::streamsize>(data.size()))) {
-    throw ConfigError(fmt::format("cannot read sample file '{}'", file));
-  }
-  return load_sample_bytes(data, file, device, limits);
+  c10::IValue value =
+      detail::unpickle_saved(detail::read_saved_file(path, limits, what), file, limits, what);
+  std::size_t leaves = 0;
+  detail::check_sample_value(value, "output", 0, leaves, limits, file, what);
+  return value;
 }
 
 }  // namespace aitune::lt
