@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the primary platform's PyTorch (a full LibTorch with CUDA, which runs on the CPU
-# where there is no GPU) and torchvision into the project-local virtual environment .venv/
-# (git-ignored), at the versions pinned in tools/requirements-torch.txt. Nothing is installed
+# where there is no GPU), torchvision, and transformers and timm (real architectures for the tests
+# and benchmarks) into the project-local virtual environment .venv/ (git-ignored), at the
+# versions pinned in tools/requirements-torch.txt. Nothing is installed
 # system-wide. Does nothing when .venv already holds those versions. pip reuses its cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,4 @@ rm -rf .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -r "$requirements"
 cp "$requirements" "$stamp"
-.venv/bin/python -c 'import torch, torchvision; print("aitune: .venv has torch", torch.__version__, "and torchvision", torchvision.__version__)'
+.venv/bin/python -c 'import torch, torchvision, transformers, timm; print("aitune: .venv has torch", torch.__version__, "torchvision", torchvision.__version__, "transformers", transformers.__version__, "timm", timm.__version__)'

@@ -1,0 +1,145 @@
+# Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+"""Exports the small models the tests of real-world model shapes read, with tools/export_model.py
+(its export(): the ExportedProgram and an `aoti_default` compilation), each with the example
+inputs and eager PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
+
+  dict_outputs   forward(x, mask) -> {"y": ..., "z": (..., None), "w": [...]}
+  add_in_place   forward(x) writes x.add_(1), returns x * 2
+  kv_cache       forward(x, cache, pos) index_copy_s this step's key into the cache it is given
+  bert           transformers BertModel, 2 layers, hidden size 64 (random weights), by name:
+                 input_ids, attention_mask; returns a ModelOutput (exported as a dict)
+  gpt2           transformers GPT2Model, 2 layers, n_embd 64, use_cache=False, likewise
+  rendezvous     calls the custom op aitune_test::rendezvous, which the C++ tests register: it
+                 holds a call until a second one arrives, so a test can tell overlapping calls
+                 from queued ones
+  bert_plain     the same BertModel saved by plain torch.export.save, ModelOutput and all (no
+                 compilation, no io files): the native runtime cannot load it
+
+A model whose archive and io files exist is kept (they depend only on this script, the export
+tool and the torch version, which the CMake project puts in the folder's name).
+
+Usage: make_exported_models.py --out DIR [name ...]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+from export_model import export, parse_input, make_inputs  # noqa: E402
+
+
+class DictOutputs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 4)
+
+    def forward(self, x, mask):
+        h = self.proj(x)
+        return {"y": h * mask, "z": (h.sum(-1), None), "w": [h.relu()]}
+
+
+class AddInPlace(torch.nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
+
+
+class KvCache(torch.nn.Module):
+    """One decoder step: this step's key goes into the cache passed in, at `pos`."""
+
+    def __init__(self):
+        super().__init__()
+        self.key = torch.nn.Linear(8, 8)
+
+    def forward(self, x, cache, pos):
+        cache.index_copy_(1, pos, self.key(x).unsqueeze(1))
+        return torch.softmax(cache @ x.unsqueeze(-1), dim=1).squeeze(-1)
+
+
+@torch.library.custom_op("aitune_test::rendezvous", mutates_args=())
+def rendezvous(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@rendezvous.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class Rendezvous(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(torch.ops.aitune_test.rendezvous(self.proj(x)))
+
+
+def bert():
+    from transformers import BertConfig, BertModel
+    return BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                intermediate_size=128, vocab_size=1000,
+                                max_position_embeddings=64))
+
+
+def gpt2():
+    from transformers import GPT2Config, GPT2Model
+    return GPT2Model(GPT2Config(n_embd=64, n_layer=2, n_head=2, vocab_size=1000, n_positions=64,
+                                bos_token_id=0, eos_token_id=0, use_cache=False))
+
+
+TOKENS = ["input_ids=1x16:int64[0,1000)", "attention_mask=1x16:int64[1,2)"]
+# name -> (factory, --input texts)
+MODELS = {
+    "dict_outputs": (DictOutputs, ["1x8", "1x4"]),
+    "add_in_place": (AddInPlace, ["1x4x4"]),
+    "kv_cache": (KvCache, ["1x8", "1x4x8", "1:int64[0,4)"]),
+    "bert": (bert, TOKENS),
+    "gpt2": (gpt2, TOKENS),
+    "rendezvous": (Rendezvous, ["1x8"]),
+}
+
+
+def save_plain_bert(path):
+    """BertModel as torch.export.save writes it: its ModelOutput stays in the program."""
+    if os.path.exists(path):
+        print(f"{path}: exists")
+        return
+    from export_model import write_atomically
+    torch.manual_seed(0)
+    inputs = make_inputs([parse_input(text) for text in TOKENS], "cpu", seed=0)
+    with torch.no_grad():
+        program = torch.export.export(bert().eval(), inputs)
+    write_atomically(path, lambda tmp: torch.export.save(program, tmp))
+    print(f"{path}: ExportedProgram 'model' as torch.export.save writes it")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("names", nargs="*", help=f"default: all of {', '.join(MODELS)}")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for name in args.names or [*MODELS, "bert_plain"]:
+        if name == "bert_plain":
+            save_plain_bert(os.path.join(args.out, "bert_plain.pt2"))
+            continue
+        path = os.path.join(args.out, f"{name}.pt2")
+        io = os.path.join(args.out, f"{name}.io")
+        if all(os.path.exists(p) for p in (path, f"{io}/inputs.pt", f"{io}/outputs.pt")):
+            print(f"{path}: exists")
+            continue
+        factory, texts = MODELS[name]
+        torch.manual_seed(0)
+        specs = [parse_input(text) for text in texts]
+        inputs = make_inputs(specs, "cpu", seed=0)
+        failed += len(export(factory(), inputs, path, ["default"], "cpu", specs=specs,
+                             save_io=io)[1])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
