@@ -645,16 +645,21 @@ double worst_error_ratio(const aitune::OutputCheck& check) {
   return worst;
 }
 
-/// --expect: the tuned module's outputs for `sample` against those saved in `file`, with the
-/// selected backend's tolerance; prints the verdict.
+/// --expect: the tuned module's outputs for `sample` against `expected` (read from `file`), with
+/// the selected backend's tolerance; prints the verdict.
 aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
                                            const aitune::lt::Sample& sample,
+                                           const c10::IValue& expected,
                                            const std::filesystem::path& file) {
   namespace lt = aitune::lt;
-  const c10::IValue expected = lt::load_outputs_file(file);
-  const c10::IValue actual = tuned.forward(sample);
   const lt::OutputPolicy policy = tuned.backend().output_policy();
-  aitune::OutputCheck check = lt::compare_outputs(&expected, actual, policy);
+  aitune::OutputCheck check;
+  try {
+    check = lt::compare_outputs(&expected, tuned.forward(sample), policy);
+  } catch (const std::exception& error) {
+    check = aitune::OutputCheck::failed(
+        fmt::format("the tuned module failed on the sample: {}", lt::summarize_error(error)));
+  }
   if (check.passed) {
     fmt::print("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
                "{:.0f} % of it)\n",
@@ -686,6 +691,9 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     }
     check_writable(*options.report_dir / "report.json");
   }
+  // So does an outputs file that cannot be read.
+  std::optional<c10::IValue> expected;
+  if (options.expect) expected = lt::load_outputs_file(*options.expect);
   std::vector<std::string> sample_files;
   for (const auto& file : options.sample_files)
     sample_files.push_back(file.string());
@@ -791,7 +799,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   std::optional<std::string> differs;
   if (options.expect) {
     const aitune::OutputCheck check =
-        check_expected_outputs(tuned, samples.front(), *options.expect);
+        check_expected_outputs(tuned, samples.front(), *expected, *options.expect);
     json["expected_outputs"] = {{"file", options.expect->string()},
                                 {"equal", check.passed},
                                 {"reason", check.reason},

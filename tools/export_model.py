@@ -84,7 +84,7 @@ def parse_input(text):
     name, sep, spec = text.partition("=")
     if not sep:
         name, spec = None, text
-    elif not name.isidentifier() or keyword.iskeyword(name):
+    elif not name.isidentifier() or keyword.iskeyword(name) or name == "self":
         raise argparse.ArgumentTypeError(
             f"bad input '{text}': '{name}' is not a Python argument name")
     match = re.fullmatch(r"(\d+(?:x\d+)*)(?::(\w+)(?:\[(-?\d+),(-?\d+)\))?)?", spec)
@@ -201,29 +201,37 @@ class AsExported(torch.nn.Module):
         return to_plain(out) if self.plain_outputs else out
 
 
-def wrap_for_export(module, names, positional, plain_outputs):
-    """An AsExported around `module` whose forward takes `names` (valid, distinct Python names)."""
+def wrap_for_export(module, names, keywords, plain_outputs):
+    """An AsExported around `module` whose forward takes `names` (valid, distinct Python names),
+    the last len(keywords) of them passed on as the keyword arguments `keywords`."""
     params = ", ".join(names)
     namespace = {}
     exec(f"def forward(self, {params}):\n    return self.call(({params},))\n", namespace)
     cls = type("AsExported_" + type(module).__name__, (AsExported,),
                {"forward": namespace["forward"]})
-    return cls(module, positional, names[positional:], plain_outputs)
+    return cls(module, len(names) - len(keywords), keywords, plain_outputs)
 
 
 def input_names(module, specs):
-    """Each input's name: its own, or for a positional one, the name of forward()'s parameter
-    in that place (`input_N` where there is none)."""
+    """Each input's name: its own (the keyword it is passed as), or for a positional one, the
+    name of forward()'s parameter in that place (`input_N` where there is none, or where that
+    name is taken)."""
     try:
         params = [p.name for p in inspect.signature(module.forward).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
+    taken = {spec.name for spec in specs if spec.name} | {"self"}
     names = []
     for i, spec in enumerate(specs):
-        name = spec.name or (params[i] if i < len(params) else f"input_{i}")
-        if name in names or keyword.iskeyword(name) or not name.isidentifier():
-            name = f"input_{i}"
+        if spec.name:
+            names.append(spec.name)
+            continue
+        name = params[i] if i < len(params) else f"input_{i}"
+        suffix = ""
+        while name in taken or keyword.iskeyword(name) or not name.isidentifier():
+            name, suffix = f"input_{i}{suffix}", suffix + "_"
+        taken.add(name)
         names.append(name)
     return names
 
@@ -296,7 +304,7 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         log(f"{out}: {where} is returned as a plain container ({what})")
     names = input_names(module, specs)
     if keywords or converted:
-        module = wrap_for_export(module, names, positional, bool(converted))
+        module = wrap_for_export(module, names, keywords, bool(converted))
     with torch.no_grad():
         program = torch.export.export(module, clone_inputs(inputs))
     if save_io:

@@ -4,7 +4,8 @@
 #                               over the whole CPU suite: core, torch and command tests
 #   tools/sanitize.sh thread    ThreadSanitizer (preset tsan) over the concurrency tests: 8 threads
 #                               on one TunedModule, two tunings at once, JSON writers at once, a
-#                               background tuning switching while threads serve
+#                               background tuning switching while threads serve, two calls inside
+#                               a .pt2 model at once
 #   tools/sanitize.sh all       both
 # LibTorch itself is not instrumented. Reports proven to come from inside it are suppressed, one
 # comment each, in tools/sanitizers/*.supp; any other report fails the run. Run by
@@ -30,7 +31,9 @@ run_thread() {
   echo "== ThreadSanitizer (preset tsan), LibTorch's intra-op pool at one thread"
   cmake --preset tsan >/dev/null
   cmake --build --preset tsan --target aitune_core_tests aitune_torch_tests
-  # The models the torch tests read come from the fixtures; the concurrency tests need none.
+  # The concurrency tests need one model of the fixtures: the one whose calls meet (a .pt2,
+  # exported once per torch version into the folder every preset shares).
+  ctest --test-dir build/tsan -R "^models: export models of real-world shapes"
   export OMP_NUM_THREADS=1
   export TSAN_OPTIONS="suppressions=$here/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   build/tsan/tests/aitune_core_tests "[concurrency]"

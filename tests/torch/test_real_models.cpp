@@ -53,6 +53,17 @@ TEST_CASE("An output structure is read from its TreeSpec and flat outputs are re
   CHECK_THROWS_WITH(rebuild_outputs(structure, {torch::ones({2})}),
                     Catch::Contains("returned 1 outputs, its output structure has 4"));
 
+  // An OrderedDict is a dict; an older PyTorch's None node takes no flat output.
+  auto older = parse_output_structure(
+      R"([1, {"type": "collections.OrderedDict", "context": "[\"a\", \"b\"]", "children_spec": [)"
+      R"({"type": "builtins.NoneType", "context": null, "children_spec": []},)"
+      R"({"type": null, "context": null, "children_spec": []}]}])");
+  REQUIRE(std::holds_alternative<OutputStructure>(older));
+  CHECK(std::get<OutputStructure>(older).leaves() == 1);
+  const c10::IValue ordered = rebuild_outputs(std::get<OutputStructure>(older), {torch::ones({1})});
+  CHECK(ordered.toGenericDict().at("a").isNone());
+  CHECK(ordered.toGenericDict().at("b").isTensor());
+
   // Types the native runtime cannot rebuild, damaged text and hostile nesting are refused with
   // the reason, never a crash.
   const auto why = [](const std::string& text) {
@@ -95,6 +106,26 @@ TEST_CASE("A dict keeps its keys in order: another order fails the check, and a 
              Catch::Contains("the baseline returned a dict here") &&
                  Catch::Contains("the structure of this candidate's outputs is unknown: its "
                                  "package records no output structure, so they come back flat"));
+}
+
+// ---- inputs written in place ---------------------------------------------------------------
+
+TEST_CASE("A model that writes to a tensor inside a list input gets copies of it too", "[inputs]") {
+  torch::jit::Module module("WritesIntoList");
+  module.define(R"(
+    def forward(self, xs: List[Tensor]):
+        xs[0].add_(1.0)
+        return xs[0] * 2.0
+  )");
+  const Model model{module, torch::kCPU};
+  const c10::List<at::Tensor> list({torch::zeros({2})});
+  const std::vector<Sample> samples{Sample{c10::IValue(list)}};
+  TorchEager eager;
+  eager.build(model, samples);
+  for (int call = 0; call < 3; ++call) {  // each call sees the caller's zeros
+    CHECK(eager.infer(samples[0]).toTensor().equal(torch::full({2}, 2.0)));
+  }
+  CHECK(list.get(0).equal(torch::zeros({2})));
 }
 
 #if AITUNE_TEST_EXPORTED
@@ -288,7 +319,9 @@ TEST_CASE("Hugging Face BertModel and GPT2Model, exported by the tool, tune with
     // The tool records the inputs by name, in the program's order.
     CHECK(model.model.archive->input_names ==
           std::vector<std::string>{"input_ids", "attention_mask"});
-    CHECK(input_names_of(model.model) == model.model.archive->input_names);
+    // The program itself takes them under those names (the tool's wrapper is what it traced).
+    CHECK(lt::detail::read_program_input_names(*model.model.archive) ==
+          model.model.archive->input_names);
     const TunedModule tuned = tuned_to_aoti(model);
     const c10::IValue out = tuned.forward(model.samples[0]);
     REQUIRE(out.isGenericDict());
@@ -381,7 +414,7 @@ TEST_CASE("A request of another shape is refused the same way whichever backend 
   BackgroundTunedModule background(model.model, model.samples, default_candidates(model.model),
                                    quick_config());
   CHECK_THROWS_WITH(background.forward(other), Catch::Contains(refusal));
-  background.wait();
+  CHECK(background.wait() == BackgroundTunedModule::State::tuned);
   CHECK_THROWS_WITH(background.forward(other), Catch::Contains(refusal));
 
   // A TorchScript tuning over shape-generic candidates keeps to the rank.

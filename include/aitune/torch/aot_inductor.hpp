@@ -104,13 +104,14 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   }
   /// Calls from several threads run at the same time, up to runners() of them (the package's
   /// model container holds that many instances, sharing the weights); more wait for a free one.
-  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
+  /// Before LibTorch 2.9 the loader makes one runner, so calls are serialised.
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return AITUNE_TORCH_AT_LEAST(2, 9); }
   /// Compiled for the example inputs' shapes (tools/export_model.py exports none dynamic).
   [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
 
   /// How many calls may run at once: the instances of the compiled model the loader makes
-  /// (AOTIModelPackageLoader's num_runners). They share the weights; each has its own
-  /// intermediate buffers. Set it before build; at least 1.
+  /// (AOTIModelPackageLoader's num_runners, LibTorch 2.9+). They share the weights; each has its
+  /// own intermediate buffers. Set it before build; at least 1.
   AOTInductor& set_runners(std::size_t runners) {
     if (runners < 1) throw ConfigError("an AOTInductor model needs at least 1 runner");
     runners_ = runners;

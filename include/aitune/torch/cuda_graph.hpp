@@ -108,8 +108,8 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
   [[nodiscard]] std::string key() const { return "cuda_graph:" + inner_.key(); }
   [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
-  /// Each graph replays the shapes it was captured with.
-  [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+  /// Other shapes than those captured run through the inner backend: as shape-bound as it is.
+  [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
   /// Graphs captured (one per input signature of the samples).
   [[nodiscard]] std::size_t graphs() const noexcept { return graphs_.size(); }
 

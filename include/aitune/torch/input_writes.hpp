@@ -11,29 +11,37 @@
 /// alike.
 
 #include "aitune/torch/config.hpp"
+#include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
 
 #include <cstddef>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace aitune::lt {
 
 class InputWrites {
  public:
-  /// Runs `call` on deep copies of `sample` and remembers whether it wrote to them; returns what
-  /// the call returned. The caller's own tensors are never touched.
+  /// Runs `call` on deep copies of `sample` (tensors in tuples, lists and dicts too) and
+  /// remembers whether it wrote to them; returns what the call returned. The caller's own
+  /// tensors are never touched.
   template <class Call>
   c10::IValue detect(Call&& call, const Sample& sample) {
+    found_ = false;  // so that the probe's own inputs are not copied again
     Sample probe;
     Sample pristine;
     for (const auto& value : sample) {
-      probe.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
-      pristine.push_back(value.isTensor() ? c10::IValue(value.toTensor().clone()) : value);
+      probe.push_back(deep_copy(value));
+      pristine.push_back(deep_copy(value));
     }
     c10::IValue output = std::forward<Call>(call)(probe);
-    found_ = false;
     for (std::size_t i = 0; i < probe.size(); ++i) {
-      if (probe[i].isTensor() && !probe[i].toTensor().equal(pristine[i].toTensor())) found_ = true;
+      const std::vector<at::Tensor> after = tensors_of(probe[i]);
+      const std::vector<at::Tensor> before = tensors_of(pristine[i]);
+      for (std::size_t t = 0; t < after.size() && t < before.size(); ++t) {
+        if (!after[t].equal(before[t])) found_ = true;
+      }
     }
     return output;
   }
@@ -49,7 +57,27 @@ class InputWrites {
     return tensor;
   }
 
+  /// An input that is not a tensor as the model may receive it: itself, or a deep copy of the
+  /// tensors it holds where the model writes to its inputs.
+  [[nodiscard]] c10::IValue protect(const c10::IValue& value) const {
+    return found_ ? deep_copy(value) : value;
+  }
+
  private:
+  static c10::IValue deep_copy(const c10::IValue& value) {
+    return map_tensors(value, [](const at::Tensor& tensor) { return tensor.clone(); });
+  }
+
+  /// The tensors `value` holds, depth first (a tensor is its own).
+  static std::vector<at::Tensor> tensors_of(const c10::IValue& value) {
+    std::vector<at::Tensor> tensors;
+    (void)walk_leaves("input", value, [&](const std::string&, const c10::IValue& leaf) {
+      if (leaf.isTensor() && leaf.toTensor().defined()) tensors.push_back(leaf.toTensor());
+      return OutputCheck::ok();
+    });
+    return tensors;
+  }
+
   bool found_ = false;
 };
 

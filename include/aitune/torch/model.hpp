@@ -45,10 +45,9 @@ struct Pt2Archive {
   std::filesystem::path path;
   std::vector<std::string> programs{};       ///< ExportedProgram names
   std::vector<AotiModelInfo> aoti_models{};  ///< AOTInductor compilations
-  /// The programs' inputs, in order, as tools/export_model.py recorded them: each one's name
-  /// and the --input text it was exported with (empty for archives made by other tools).
+  /// The programs' input names, in order, as tools/export_model.py recorded them (empty for
+  /// archives made by other tools).
   std::vector<std::string> input_names{};
-  std::vector<std::string> input_specs{};
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
@@ -180,9 +179,8 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     }
     if (variants.is_object() && variants.contains("inputs") && variants["inputs"].is_array()) {
       for (const auto& input : variants["inputs"]) {
-        if (!input.is_object()) continue;
-        archive.input_names.push_back(input.value("name", ""));
-        archive.input_specs.push_back(input.value("spec", ""));
+        const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
+        archive.input_names.push_back(named ? input["name"].get<std::string>() : std::string());
       }
     }
   }

@@ -145,7 +145,8 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     constexpr std::string_view marker = "Unknown pytree node type: ";
     const auto at = why.find(marker);
     if (at == std::string::npos) return {};
-    const std::string type = why.substr(at + marker.size());
+    const std::string rest = why.substr(at + marker.size());
+    const std::string type = rest.substr(0, rest.find_first_of(" \t\n"));
     return fmt::format(". The program returns a {}, a Python type that LibTorch's native runtime "
                        "cannot rebuild in C++; export it again with tools/export_model.py, which "
                        "returns such outputs as plain dicts, or make forward() return tensors in "
@@ -177,7 +178,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     for (const auto& value : sample) {
       inputs.push_back(value.isTensor() ? c10::IValue(input_writes_.protect(
                                               value.toTensor().to(device_), value.toTensor()))
-                                        : value);
+                                        : input_writes_.protect(value));
     }
     return runner_->run(inputs, {});
 #else

@@ -61,7 +61,7 @@ inline void check_sample_value(const c10::IValue& value, const std::string& path
   }
   if (value.isTensor()) {
     if (value.toTensor().layout() != c10::kStrided) {
-      throw refuse(fmt::format("is a {} tensor; only dense tensors are inputs",
+      throw refuse(fmt::format("is a {} tensor; only dense tensors are read",
                                c10::str(value.toTensor().layout())));
     }
     return;
@@ -167,7 +167,7 @@ inline std::vector<char> read_saved_file(const std::filesystem::path& path,
 
 /// The outputs saved in `path` by `torch.save(outputs, path)` (tools/export_model.py --save-io
 /// writes eager PyTorch's): a tensor, or tuples, lists and dicts of tensors, numbers, strings and
-/// None, kept as saved (a dict's keys in their order). Tensors stay on the CPU. Throws
+/// None, kept as saved (a dict's keys in their order). Tensors come back on the CPU. Throws
 /// ConfigError as load_sample_file does.
 [[nodiscard]] inline c10::IValue load_outputs_file(const std::filesystem::path& path,
                                                    const SampleFileLimits& limits = {}) {
@@ -177,7 +177,7 @@ inline std::vector<char> read_saved_file(const std::filesystem::path& path,
       detail::unpickle_saved(detail::read_saved_file(path, limits, what), file, limits, what);
   std::size_t leaves = 0;
   detail::check_sample_value(value, "output", 0, leaves, limits, file, what);
-  return value;
+  return map_tensors(value, [](const at::Tensor& tensor) { return tensor.to(c10::kCPU); });
 }
 
 }  // namespace aitune::lt

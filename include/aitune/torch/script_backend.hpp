@@ -205,7 +205,7 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     inputs.reserve(sample.size());
     for (const auto& value : sample) {
       if (!value.isTensor()) {
-        inputs.push_back(value);
+        inputs.push_back(input_writes_.protect(value));
         continue;
       }
       at::Tensor tensor = value.toTensor();

@@ -59,7 +59,7 @@ namespace aitune::lt {
 
 /// The input contract of a tuning of `model` over `candidates`: the samples' exact shapes when
 /// its baseline or any candidate is made for them only (a `.pt2` program, an AOTInductor
-/// compilation, a CUDA graph), else their ranks. Whichever backend a tuning selects, and
+/// compilation), else their ranks. Whichever backend a tuning selects, and
 /// whether it is served while a background tuning runs, the module then accepts the same inputs.
 [[nodiscard]] inline ShapeCheck shape_check_for(const Model& model,
                                                 const std::vector<AnyBackend>& candidates) {

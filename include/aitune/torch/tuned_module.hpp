@@ -38,7 +38,7 @@ namespace aitune::lt {
 enum class ShapeCheck {
   rank,   ///< the rank only: every backend of the tuning takes any shape the model takes
   exact,  ///< the samples' shapes: some backend of the tuning was made for them only (an
-          ///< AOTInductor compilation, a CUDA graph, an ExportedProgram traced at those shapes)
+          ///< AOTInductor compilation, an ExportedProgram traced at those shapes)
 };
 
 /// What one input position accepts: the kinds of value seen there in the samples.
@@ -112,7 +112,8 @@ struct InputSignature {
         if (a.is_tensor != value.isTensor()) return false;
         if (!a.is_tensor) return a.kind == value.tagKind();
         const at::Tensor& tensor = value.toTensor();
-        return tensor.defined() && tensor.scalar_type() == a.dtype && tensor.dim() == a.rank &&
+        if (!tensor.defined()) return a.dtype == c10::ScalarType::Undefined;
+        return tensor.scalar_type() == a.dtype && tensor.dim() == a.rank &&
                (shapes == ShapeCheck::rank || tensor.sizes() == c10::IntArrayRef(a.shape));
       });
       if (!ok) {
