@@ -7,7 +7,10 @@
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
+#include <ATen/Parallel.h>
 #include <torch/library.h>
+
+#include <dlfcn.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -130,6 +133,7 @@ TEST_CASE("A model that writes to a tensor inside a list input gets copies of it
 
 #if AITUNE_TEST_EXPORTED
 // The exported models (PyTorch 2.9+, where the native runtime is).
+using aitune::testing::exported_dir;
 namespace {
 
 // ---- aitune_test::rendezvous: holds a call until a second one arrives ----------------------
@@ -186,13 +190,6 @@ int calls_that_waited_alone(Call&& call) {
 }
 
 // ---- the exported models ------------------------------------------------------------------
-
-/// Where make_exported_models.py wrote them: AITUNE_EXPORTED_DIR, else the folder the build
-/// configured.
-std::filesystem::path exported_dir() {
-  const char* dir = std::getenv("AITUNE_EXPORTED_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::path(AITUNE_TEST_EXPORTED_DIR);
-}
 
 struct Exported {
   Model model;
@@ -393,6 +390,34 @@ TEST_CASE("Two forward() calls on a .pt2 tuned module run at the same time, on t
   const auto single_call = [&] { (void)single.infer(model.samples[0]); };
   CHECK(calls_that_waited_alone(single_call) == 1);
   CHECK_THROWS_AS(AOTInductor("x.pt2").set_runners(0), ConfigError);
+}
+
+TEST_CASE("AOTInductor calls from a thread of the server's own use LibTorch's intra-op thread "
+          "count",
+          "[exported][concurrency]") {
+  // OpenMP keeps the thread count per thread: at::set_num_threads on one thread leaves a new
+  // thread at OpenMP's default (every core) until something applies LibTorch's count there.
+  using MaxThreads = int (*)();
+  const auto omp_max_threads =
+      reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (omp_max_threads == nullptr || std::thread::hardware_concurrency() < 2) {
+    SUCCEED("this LibTorch has no OpenMP, or this machine one core: nothing to tell apart");
+    return;
+  }
+  const Exported model = exported("dict_outputs");
+  AOTInductor aoti =
+      AOTInductor::from_archive(*model.model.archive, model.model.archive->aoti_models.front());
+  aoti.build(model.model, model.samples);
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  int in_thread = 0;
+  std::thread server([&] {
+    (void)aoti.infer(model.samples[0]);
+    in_thread = omp_max_threads();
+  });
+  server.join();
+  at::set_num_threads(before);
+  CHECK(in_thread == 1);
 }
 
 // ---- one input contract -------------------------------------------------------------------

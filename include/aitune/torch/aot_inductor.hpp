@@ -31,6 +31,7 @@
 #include "aitune/torch/output_structure.hpp"
 #include "aitune/torch/tolerance.hpp"
 
+#include <ATen/Parallel.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <fmt/format.h>
@@ -263,6 +264,11 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 
   c10::IValue run(const Sample& sample) {
 #if AITUNE_HAS_AOTI
+    // The compiled kernels open OpenMP regions themselves, without going through ATen, which
+    // applies LibTorch's intra-op thread count (at::set_num_threads) to each thread the first
+    // time it runs a parallel op. A server's request thread that never ran one would use
+    // OpenMP's default instead, every core per call: apply it here, once per thread.
+    at::internal::lazy_init_num_threads();
     c10::InferenceMode inference_mode;
     const c10::DeviceGuard device_guard(device_);
     std::vector<at::Tensor> inputs;
