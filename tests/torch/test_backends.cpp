@@ -504,7 +504,7 @@ TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[e
 namespace {
 
 std::filesystem::path exported_squeezenet() {
-  const auto path = models_dir() / "squeezenet1_1.pt2";
+  const auto path = exported_dir() / "squeezenet1_1.pt2";
   if (!std::filesystem::exists(path)) {
     FAIL("missing " << path
                     << ": run tools/make_models.py --format pt2 squeezenet1_1 (ctest "
@@ -618,7 +618,7 @@ TEST_CASE("An archive whose AOTInductor model names are prefixes of each other i
 
 TEST_CASE("review A1/A2: an AOTInductor package compiled for another device fails its build",
           "[exported]") {
-  const Model model = load_model(models_dir() / "squeezenet1_1.cuda-marked.pt2");
+  const Model model = load_model(exported_dir() / "squeezenet1_1.cuda-marked.pt2");
   const auto samples = squeezenet_samples();
   MinLatencyStrategy<AnyBackend> strategy(default_candidates(model), quick_config());
   const auto result = strategy.tune(model, samples, "marked");

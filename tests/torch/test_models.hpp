@@ -54,4 +54,13 @@ inline std::filesystem::path models_dir() {
   return dir ? std::filesystem::path(dir) : std::filesystem::path("models");
 }
 
+#ifdef AITUNE_TEST_EXPORTED_DIR
+/// Where the models exported with AOTInductor live (the fixtures write them once per version):
+/// AITUNE_EXPORTED_DIR, else the folder the build configured.
+inline std::filesystem::path exported_dir() {
+  const char* dir = std::getenv("AITUNE_EXPORTED_DIR");
+  return dir ? std::filesystem::path(dir) : std::filesystem::path(AITUNE_TEST_EXPORTED_DIR);
+}
+#endif
+
 }  // namespace aitune::testing
