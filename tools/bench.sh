@@ -10,6 +10,12 @@
 #   tools/bench.sh trace      real per-call latencies: noise, drift and the first call after a switch
 #   tools/bench.sh memory     resident memory over repeated tunings of one model (SqueezeNet 1.1),
 #                             and after a failed and a cancelled tuning; fails over its bound
+#   tools/bench.sh real       real architectures from torchvision, transformers and timm, exported
+#                             (tools/export_model.py) and tuned; outputs compared with eager
+#                             PyTorch's; one table with each failure's cause (about 35 min)
+#   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
+#                             (MobileNetV3-Small): p50/p99 at intra-op 1 and the default, calls at
+#                             once and serialised side by side
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -20,7 +26,10 @@ case "$which" in
   overhead) targets=(aitune-bench-overhead) ;;
   trace) targets=(aitune-bench-latency-trace) ;;
   memory) targets=(aitune-bench-memory) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory" >&2; exit 2 ;;
+  serving) targets=(aitune-bench-serving) ;;
+  real) targets=(aitune-tune) ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|real" >&2
+     exit 2 ;;
 esac
 tools/install-deps.sh
 tools/setup-venv.sh
@@ -48,6 +57,14 @@ case "$which" in
   memory)
     make_models squeezenet1_1
     "$out/aitune-bench-memory" --models-dir models --runs 4 --json "$out/memory.json" ;;
+  real)
+    shift
+    .venv/bin/python tools/bench_real.py --tune build/ci/examples/aitune-tune --out models/real \
+      --variants default,freezing --json "$out/real.json" "$@" ;;
+  serving)
+    make_models --format pt2 --variants default,freezing mobilenet_v3_small
+    "$out/aitune-bench-serving" models/mobilenet_v3_small.pt2 --input 1x3x224x224 \
+      --threads 1,2,4 --requests 200 --repeats 3 --json "$out/serving.json" ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \
