@@ -326,6 +326,12 @@ TEST_CASE("An input may say the range its random values are drawn from", "[input
   CHECK(pixels.scalar_type() == torch::kFloat);
   CHECK(pixels.min().item<double>() >= 2.0);
   CHECK(pixels.max().item<double>() < 3.0);
+  // In bfloat16, about one draw in 2^9 rounds up to HIGH: those are drawn again.
+  const at::Tensor coarse =
+      make_random_input(parse_input_spec("1x65536:bfloat16[0,1)"), torch::kCPU);
+  CHECK(coarse.scalar_type() == torch::kBFloat16);
+  CHECK(coarse.max().item<double>() < 1.0);
+  CHECK(coarse.min().item<double>() >= 0.0);
 
   const at::Tensor bytes = make_random_input(parse_input_spec("1x4096:uint8[0,256)"), torch::kCPU);
   CHECK(bytes.max().item<std::int64_t>() > 200);

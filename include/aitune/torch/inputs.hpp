@@ -60,8 +60,8 @@ struct InputSpec {
     return ConfigError(fmt::format("bad input '{}': {}", text, why));
   };
   if (at::isFloatingType(spec.dtype)) {
-    // Values drawn as doubles, then rounded to the dtype (in float16 or bfloat16 a value may
-    // round up to HIGH): the range and its width must be finite in it.
+    // Values drawn as doubles, then rounded to the dtype (make_random_input draws again one that
+    // rounds up to HIGH): the range and its width must be finite in it.
     double largest = 0.0;
     AT_DISPATCH_FLOATING_TYPES_AND2(
         c10::ScalarType::Half, c10::ScalarType::BFloat16, spec.dtype, "input_range",
@@ -102,11 +102,25 @@ struct InputSpec {
                                                   at::Generator generator = {}) {
   const auto options = at::TensorOptions().device(c10::kCPU);
   at::Tensor tensor;
-  if (at::isFloatingType(spec.dtype)) {
-    tensor = spec.range ? at::rand(spec.shape, generator, options.dtype(c10::ScalarType::Double))
-                              .mul_(spec.range->high - spec.range->low)
-                              .add_(spec.range->low)
-                        : at::randn(spec.shape, generator, options.dtype(c10::ScalarType::Float));
+  if (at::isFloatingType(spec.dtype) && spec.range) {
+    const auto [low, high] = *spec.range;
+    const auto draw = [&] {
+      return at::rand(spec.shape, generator, options.dtype(c10::ScalarType::Double))
+          .mul_(high - low)
+          .add_(low)
+          .to(spec.dtype);
+    };
+    // Rounding to the dtype can carry a value just below HIGH up to HIGH itself (in float32
+    // about once in 2^23 draws near it; in bfloat16 far more often): draw those again, so the
+    // range stays half-open. A range with no value of the dtype below HIGH gives LOW.
+    tensor = draw();
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      const at::Tensor over = tensor.ge(high);
+      if (!over.any().item<bool>()) break;
+      tensor = at::where(over, attempt < 63 ? draw() : at::full_like(tensor, low), tensor);
+    }
+  } else if (at::isFloatingType(spec.dtype)) {
+    tensor = at::randn(spec.shape, generator, options.dtype(c10::ScalarType::Float));
   } else if (spec.dtype == c10::ScalarType::Bool) {
     tensor = at::randint(0, 2, spec.shape, generator, options.dtype(c10::ScalarType::Long));
   } else {
