@@ -32,6 +32,7 @@
 #include "aitune/core/report_markdown.hpp"
 #include "aitune/core/report_svg.hpp"
 #include "aitune/core/results.hpp"
+#include "aitune/core/settings_key.hpp"
 #include "aitune/core/sha256.hpp"
 #include "aitune/core/stop_rules.hpp"
 #include "aitune/core/strategy_config.hpp"

@@ -171,15 +171,16 @@ TEST_CASE("A cache of a newer schema is a warning and is left as it is", "[cache
   cache.store(key_a, report_a);
   CHECK(read_text(path) == newer);
   CHECK(count_warnings(recorder) == 1);
-  CHECK(recorder.contains("newer aitune (schema 99; this one reads 1)"));
+  CHECK(recorder.contains(
+      fmt::format("newer aitune (schema 99; this one reads {})", tuning_cache_schema_version)));
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("A damaged entry is a warning and a miss", "[cache]") {
   const auto dir = fresh_folder("entry");
   const auto path = dir / "cache.json";
-  write_text(path, fmt::format(R"({{"schema_version": 1, "entries": {{"{}": {{"key": 3}}}}}})",
-                               TuningCache::entry_id(key_a)));
+  write_text(path, fmt::format(R"({{"schema_version": {}, "entries": {{"{}": {{"key": 3}}}}}})",
+                               tuning_cache_schema_version, TuningCache::entry_id(key_a)));
   SinkRecorder recorder;
   const TuningCache cache(path, recorder.sink());
   CHECK_FALSE(cache.find(key_a));
@@ -187,6 +188,109 @@ TEST_CASE("A damaged entry is a warning and a miss", "[cache]") {
   cache.store(key_a, report_a);
   CHECK(cache.find(key_a));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Entries of the older schema are misses with one warning, dropped at the next store",
+          "[cache]") {
+  const auto dir = fresh_folder("older");
+  const auto path = dir / "cache.json";
+  const std::string digests = R"({"/m.pt2": {"identity": {}, "sha256": "ab"}})";
+  write_text(path, fmt::format(R"({{"schema_version": 1, "file_digests": {},
+                                    "entries": {{"{}": {{"key": {}, "report": {{}}}}}}}})",
+                               digests, TuningCache::entry_id(key_a), key_a.dump()));
+  SinkRecorder recorder;
+  const TuningCache cache(path, recorder.sink());
+  CHECK_FALSE(cache.find(key_a));
+  CHECK_FALSE(cache.find(key_a));
+  CHECK(count_warnings(recorder) == 1);
+  CHECK(recorder.contains("older aitune (schema 1"));
+  cache.store(key_b, report_a);
+  const auto document = nlohmann::json::parse(read_text(path));
+  CHECK(document["schema_version"] == tuning_cache_schema_version);
+  CHECK(document["entries"].size() == 1);
+  CHECK(document["entries"].contains(TuningCache::entry_id(key_b)));
+  CHECK(document["file_digests"] == nlohmann::json::parse(digests));
+  CHECK(recorder.contains("dropped 1 entry of the older schema"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The settings key changes with every setting that can change a decision",
+          "[cache][key]") {
+  const StrategyConfig base = StrategyConfig{};
+  const nlohmann::json key = settings_key(base);
+  CHECK(key == settings_key(StrategyConfig{}));
+  // Settings that cannot change the choice stay out of the key.
+  CHECK(key ==
+        settings_key(StrategyConfig{}.enable_full_errors(true).enable_memory_watch(false).set_sink(
+            null_sink())));
+
+  const auto with_decision = [](auto change) {
+    DecisionConfig decision;
+    change(decision);
+    return settings_key(StrategyConfig{}.set_decision(decision));
+  };
+  const auto with_profiling = [](auto change) {
+    ProfilingConfig profiling;
+    change(profiling);
+    return settings_key(StrategyConfig{}.set_profiling(profiling));
+  };
+  const auto with_race = [&](auto change) {
+    return with_profiling([&](ProfilingConfig& p) {
+      RaceConfig race;
+      change(race);
+      p.set_race(race);
+    });
+  };
+  const auto with_warmup = [&](auto change) {
+    return with_profiling([&](ProfilingConfig& p) {
+      WarmupConfig warmup;
+      change(warmup);
+      p.set_warmup(warmup);
+    });
+  };
+  const std::vector<std::pair<std::string, nlohmann::json>> flipped{
+      {"performance validation",
+       settings_key(StrategyConfig{}.enable_performance_validation(false))},
+      {"correctness check", settings_key(StrategyConfig{}.enable_correctness_check(false))},
+      {"rule", with_decision([](DecisionConfig& d) { d.set_rule(DecisionRule::aitune_mean); })},
+      {"min gain", with_decision([](DecisionConfig& d) { d.set_min_gain(0.05); })},
+      {"tie margin", with_decision([](DecisionConfig& d) { d.set_tie_margin(0.03); })},
+      {"alpha", with_decision([](DecisionConfig& d) { d.set_alpha(0.05); })},
+      {"futility alpha", with_decision([](DecisionConfig& d) { d.set_futility_alpha(0.2); })},
+      {"schedule",
+       with_profiling([](ProfilingConfig& p) { p.set_schedule(Schedule::sequential); })},
+      {"time budget", with_profiling([](ProfilingConfig& p) { p.set_time_budget_ms(5'000); })},
+      {"candidate budget",
+       with_profiling([](ProfilingConfig& p) { p.set_candidate_time_budget_ms(5'000); })},
+      {"block calls", with_race([](RaceConfig& r) { r.set_block_calls(3); })},
+      {"discard first call", with_race([](RaceConfig& r) { r.set_discard_first_call(false); })},
+      {"first look", with_race([](RaceConfig& r) { r.set_looks(12, 1.5, 9); })},
+      {"look growth", with_race([](RaceConfig& r) { r.set_looks(10, 2.0, 9); })},
+      {"max looks", with_race([](RaceConfig& r) { r.set_looks(10, 1.5, 5); })},
+      {"max rounds", with_race([](RaceConfig& r) { r.set_max_rounds(50); })},
+      {"max calls", with_race([](RaceConfig& r) { r.set_max_calls(500); })},
+      {"first look share", with_race([](RaceConfig& r) { r.set_first_look_share(0.5); })},
+      {"futility start", with_race([](RaceConfig& r) { r.set_futility_looks(20, 2); })},
+      {"futility cadence", with_race([](RaceConfig& r) { r.set_futility_looks(10, 3); })},
+      {"confirmation", with_race([](RaceConfig& r) { r.set_confirmation_rounds(2); })},
+      {"seed", with_race([](RaceConfig& r) { r.set_seed(7); })},
+      {"warm-up min", with_warmup([](WarmupConfig& w) { w.set_min_calls(3); })},
+      {"warm-up max", with_warmup([](WarmupConfig& w) { w.set_max_calls(20); })},
+      {"warm-up settle", with_warmup([](WarmupConfig& w) { w.set_settle_ratio(0.9); })},
+  };
+  for (const auto& [setting, other] : flipped) {
+    INFO(setting);
+    CHECK(other != key);
+  }
+
+  // The sequential schedule is keyed by its stop rule.
+  const auto sequential = [](auto rule) {
+    return settings_key(StrategyConfig{}.set_profiling(
+        ProfilingConfig{}.set_schedule(Schedule::sequential).set_stop_rule(rule)));
+  };
+  CHECK(sequential(NumSteps(10, 50)) != sequential(NumSteps(10, 60)));
+  // Infinity (no budget) is a value JSON can hold and read back.
+  CHECK(key["measurement"]["candidate_time_budget_ms"] == "unlimited");
 }
 
 TEST_CASE("Writers storing at once lose no entry", "[cache][concurrency]") {

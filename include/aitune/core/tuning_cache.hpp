@@ -9,7 +9,7 @@
 ///
 /// The file:
 ///
-///     {"schema_version": 1,
+///     {"schema_version": 2,
 ///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "...",
 ///                                          "reference": {...}}}}
 ///
@@ -24,7 +24,9 @@
 /// file systems without locks (some FUSE mounts), where the last writer wins. A file this
 /// version cannot read is a warning, never an error: a corrupt or truncated one is ignored and,
 /// when a new entry is stored, kept as `<file>.corrupt-<time>` first; one written by a newer
-/// schema is ignored and left as it is (nothing is stored in it).
+/// schema is ignored and left as it is (nothing is stored in it). Entries of an older schema
+/// (schema 1: keys made from the settings' text, which left some settings out) are never hits:
+/// one warning, and the next store drops them, keeping the file digests.
 ///
 /// Hashing a model file costs about 5 s per GB here, on every start-up. So the file also keeps
 /// each hashed file's digest with its identity (device, inode, size, modification and change
@@ -62,8 +64,9 @@
 
 namespace aitune {
 
-/// The version of the cache file's layout this library reads and writes.
-inline constexpr int tuning_cache_schema_version = 1;
+/// The version of the cache file's layout this library reads and writes. 2: keys hold the
+/// settings by value (settings_key.hpp).
+inline constexpr int tuning_cache_schema_version = 2;
 
 /// A decision the cache holds: what it was tuned for, the report (to_json) and when.
 struct CachedTuning {
@@ -177,7 +180,7 @@ class TuningCache {
         }
       }
       const Loaded loaded = load();
-      if (loaded.state == State::usable && loaded.document.contains("file_digests")) {
+      if (loaded.has_digests() && loaded.document.contains("file_digests")) {
         const nlohmann::json& digests = loaded.document.at("file_digests");
         const auto found = digests.is_object() ? digests.find(absolute.string()) : digests.end();
         if (found != digests.end() && found->is_object() && found->contains("sha256") &&
@@ -229,6 +232,14 @@ class TuningCache {
     const detail::FileLock lock(lock_path());
     Loaded loaded = load();
     if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
+    if (loaded.state == State::older) {
+      const std::size_t dropped = loaded.document.at("entries").size();
+      loaded.document["entries"] = nlohmann::json::object();
+      loaded.document["schema_version"] = tuning_cache_schema_version;
+      loaded.state = State::usable;
+      log_.info(0, fmt::format("tuning cache: dropped {} entr{} of the older schema", dropped,
+                               dropped == 1 ? "y" : "ies"));
+    }
     if (loaded.state == State::unreadable) {
       const std::filesystem::path kept = path_.string() + ".corrupt-" + utc_now_iso8601();
       std::error_code moved;
@@ -252,11 +263,16 @@ class TuningCache {
   }
 
  private:
-  enum class State { missing, usable, unreadable, newer };
+  enum class State { missing, usable, unreadable, newer, older };
 
   struct Loaded {
     State state = State::missing;
     nlohmann::json document{};
+
+    /// Whether its file digests can be used: an older schema's are content hashes too.
+    [[nodiscard]] bool has_digests() const noexcept {
+      return state == State::usable || state == State::older;
+    }
   };
 
   [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
@@ -316,6 +332,13 @@ class TuningCache {
     }
     if (version < 1 || !document.contains("entries") || !document["entries"].is_object()) {
       return unreadable("it has no entries object");
+    }
+    if (version < tuning_cache_schema_version) {
+      warn_once(fmt::format("tuning cache '{}' holds entries of an older aitune (schema {}; this "
+                            "one reads {}), whose keys leave out settings: they are not used, "
+                            "and are dropped when this tuning is stored",
+                            path_.string(), version, tuning_cache_schema_version));
+      return {State::older, std::move(document)};
     }
     return {State::usable, std::move(document)};
   }
