@@ -132,6 +132,73 @@ TEST_CASE("A look drops the clearly slower and knows when the decision is settle
   CHECK_FALSE(verdict.settled);
 }
 
+TEST_CASE("A look switches only where the decision would: faster with confidence and by the "
+          "minimum gain",
+          "[decision]") {
+  const DecisionConfig decision;  // min gain 2 %
+  const RoundSeries baseline = series(std::vector<double>(40, 10.0));
+  // Every round 1 % faster: faster with confidence, but by less than the minimum gain. A look
+  // that settled on it would hand the end a leader its rule rejects.
+  const RoundSeries slightly = series(std::vector<double>(40, 9.9));
+  std::vector<LaneView> lanes{{&baseline, true, true}, {&slightly, false, true}};
+  LookVerdict verdict = judge_look(lanes, 0, decision, LookLevels{0.004, 0.004, 0.10});
+  REQUIRE(verdict.leader_vs_baseline);
+  CHECK(verdict.leader_vs_baseline->high < 1.0);
+  CHECK_FALSE(verdict.leader_faster);
+  // 3 % faster: past the minimum gain, the look may switch.
+  const RoundSeries enough = series(std::vector<double>(40, 9.7));
+  lanes = {{&baseline, true, true}, {&enough, false, true}};
+  verdict = judge_look(lanes, 0, decision, LookLevels{0.004, 0.004, 0.10});
+  CHECK(verdict.leader_faster);
+  CHECK(verdict.settled);
+}
+
+TEST_CASE("The level of every comparison with the baseline comes from one function", "[decision]") {
+  const DecisionConfig decision = DecisionConfig{}.set_alpha(0.04);
+  CHECK(decision.baseline_tail(1.0, 4) == Approx(0.01));
+  CHECK(decision.baseline_tail(0.5, 4) == Approx(0.005));
+  CHECK(decision.baseline_tail(1.0, 0) == Approx(0.04));  // no candidate: nothing to split
+  // The race's report states it at its last look's share, over the candidates it raced.
+  const RaceConfig race;
+  CHECK(decision.baseline_tail(race.look_share(race.max_looks()), 3) ==
+        Approx(0.04 * race.look_share(race.max_looks()) / 3.0));
+}
+
+TEST_CASE("The decider's verdict: the race's answer when raced, its own test when measured apart, "
+          "the mean under the aitune rule",
+          "[decision]") {
+  MinLatencyProfilingResult baseline(10.0,
+                                     LatencyStats::from_samples(std::vector<double>(3, 10.0)));
+  baseline.samples_ms = std::vector<double>(30, 10.0);
+  baseline.rounds = series(std::vector<double>(30, 10.0));
+  MinLatencyProfilingResult best(8.0, LatencyStats::from_samples(std::vector<double>(3, 8.0)));
+  best.samples_ms = std::vector<double>(30, 8.0);
+  best.rounds = series(std::vector<double>(30, 8.0));
+  const LatencyDecider decider(DecisionConfig{}, 0.005);
+
+  // Raced: the looks decided, and the verdict is theirs, with the ratio it rests on.
+  SwitchVerdict verdict = decider.verdict(best, baseline, "fast", true);
+  CHECK(verdict.displaces);
+  REQUIRE(verdict.ratio);
+  CHECK(verdict.ratio->ratio == Approx(0.8));
+  CHECK_THAT(verdict.why, Catch::Contains("fast is faster than the baseline with confidence"));
+  verdict = decider.verdict(best, baseline, "fast", false);  // the looks said no: no switch
+  CHECK_FALSE(verdict.displaces);
+  CHECK_THAT(verdict.why, Catch::Contains("no candidate was faster with confidence"));
+
+  // Measured apart (no rounds): the medians' intervals must be separated, the gain large enough.
+  best.rounds = RoundSeries{};
+  baseline.rounds = RoundSeries{};
+  CHECK(decider.verdict(best, baseline, "fast").displaces);
+  MinLatencyProfilingResult close = best;
+  close.samples_ms = std::vector<double>(30, 9.9);  // 1 %: short of the minimum gain
+  CHECK_FALSE(decider.verdict(close, baseline, "close").displaces);
+
+  // The aitune rule: a strictly lower mean.
+  const LatencyDecider aitune(DecisionConfig{}.set_rule(DecisionRule::aitune_mean), 0.005);
+  CHECK(aitune.verdict(best, baseline, "fast", false).displaces);
+}
+
 TEST_CASE("DecisionConfig holds every decision parameter, with documented defaults",
           "[config][decision]") {
   const DecisionConfig decision;

@@ -120,7 +120,7 @@ requires std::copy_constructible<B>
                                             const TuningCache& cache, const nlohmann::json& key,
                                             const typename B::model_type& model,
                                             std::span<const typename B::sample_type> samples,
-                                            std::string module_name = "model") {
+                                            std::string module_name) {
   const Logger log(strategy.config().sink());
   if (const std::optional<CachedTuning> hit = cache.find(key)) {
     std::optional<TuneReport> earlier;
@@ -174,6 +174,16 @@ requires std::copy_constructible<B>
     log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
   }
   return result;
+}
+
+/// As above, the report naming the module the strategy's StrategyConfig::module_name.
+template <Backend B, Timer T>
+requires std::copy_constructible<B>
+[[nodiscard]] TuneResult<B> tune_with_cache(MinLatencyStrategy<B, T>& strategy,
+                                            const TuningCache& cache, const nlohmann::json& key,
+                                            const typename B::model_type& model,
+                                            std::span<const typename B::sample_type> samples) {
+  return tune_with_cache(strategy, cache, key, model, samples, strategy.config().module_name());
 }
 
 }  // namespace aitune

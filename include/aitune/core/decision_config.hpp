@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -75,6 +77,15 @@ class DecisionConfig {
   [[nodiscard]] double min_gain() const noexcept { return min_gain_; }
   [[nodiscard]] double tie_margin() const noexcept { return tie_margin_; }
   [[nodiscard]] double alpha() const noexcept { return alpha_; }
+
+  /// The error each bound of a comparison with the baseline may make: alpha, times the share of
+  /// it one look may spend (1 where one decision is taken), split over the `candidates` compared
+  /// with the baseline (Bonferroni), so that whichever candidate leads, a false switch stays
+  /// within alpha. The race compares the candidates it races; the sequential schedule, which
+  /// decides on each as it comes, all of the tuning's. Every level of the switch comes from here.
+  [[nodiscard]] double baseline_tail(double look_share, std::size_t candidates) const noexcept {
+    return alpha_ * look_share / static_cast<double>(std::max<std::size_t>(candidates, 1));
+  }
 
   [[nodiscard]] std::string describe() const {
     return fmt::format(

@@ -2,9 +2,11 @@
 #pragma once
 
 /// @file
-/// The decision, in one place: how two measured candidates rank, whether the best displaces the
-/// baseline, and the sentence that explains it. Every schedule ends here; the race's looks use
-/// the same rules (latency_decision.hpp) at their own share of alpha.
+/// The decision: how two measured candidates rank (is_better), and the one verdict on whether
+/// the best displaces the baseline, with the sentence that explains it (verdict). Every
+/// schedule ends here. The race's looks ask the switch question with the same rule
+/// (latency_decision.hpp's judge_look) at the same level (DecisionConfig::baseline_tail), and
+/// a raced tuning's verdict is their answer.
 
 #include "aitune/core/decision_config.hpp"
 #include "aitune/core/format.hpp"
@@ -22,6 +24,14 @@
 #include <vector>
 
 namespace aitune {
+
+/// The one answer to "does the best candidate displace the baseline?", with the paired ratio it
+/// rests on (none when measured apart) and the sentence the report gives.
+struct SwitchVerdict {
+  bool displaces = false;
+  std::optional<RatioReport> ratio{};
+  std::string why{};
+};
 
 class LatencyDecider {
  public:
@@ -43,15 +53,28 @@ class LatencyDecider {
                             config_.tie_margin());
   }
 
-  /// Does `result` displace the baseline? Confident rule: faster with confidence and by at
-  /// least the minimum gain (and, when it was raced, the race's last look said so too). aitune
-  /// rule: a strictly lower mean.
-  [[nodiscard]] bool displaces_baseline(const Result& result, const Result& baseline) const {
-    if (aitune_rule()) return result.stats.mean < baseline.stats.mean;
-    if (result.judged_faster == false) return false;
-    return aitune::displaces_baseline(result.rounds, result.samples_ms, baseline.rounds,
-                                      baseline.samples_ms, baseline_tail_alpha_,
-                                      config_.min_gain());
+  /// Does `best`, the best candidate, displace the baseline, and why (or why not)? Computed
+  /// once per tuning; every caller takes this verdict. aitune rule: a strictly lower mean.
+  /// Confident rule, raced (`by_looks` holds the race's answer for `best`): the race's last look
+  /// decided - faster with confidence and by at least the minimum gain - at this decider's
+  /// level. Confident rule, measured apart: the medians' intervals are separated and the gain
+  /// large enough (displaces_baseline_apart).
+  [[nodiscard]] SwitchVerdict verdict(const Result& best, const Result& baseline,
+                                      const std::string& name,
+                                      std::optional<bool> by_looks = std::nullopt) const {
+    SwitchVerdict verdict;
+    verdict.ratio = ratio_to_baseline(best, baseline);
+    if (aitune_rule()) {
+      verdict.displaces = best.stats.mean < baseline.stats.mean;
+    } else if (by_looks) {
+      verdict.displaces = *by_looks;
+    } else {
+      verdict.displaces = displaces_baseline_apart(best.samples_ms, baseline.samples_ms,
+                                                   baseline_tail_alpha_, config_.min_gain());
+    }
+    verdict.why = verdict.displaces ? why_selected(best, baseline, name, verdict.ratio)
+                                    : why_kept(best, baseline, name, verdict.ratio);
+    return verdict;
   }
 
   /// The two-sided level of the intervals compared with the baseline.
@@ -67,15 +90,24 @@ class LatencyDecider {
     return RatioReport{ci.median, ci.low, ci.high, confidence(), ci.n};
   }
 
+  /// The level the decider compares with the baseline at (each bound's error).
+  [[nodiscard]] double baseline_tail_alpha() const noexcept { return baseline_tail_alpha_; }
+
+ private:
+  [[nodiscard]] bool aitune_rule() const noexcept {
+    return config_.rule() == DecisionRule::aitune_mean;
+  }
+
   /// Why the candidate named `name` was selected over the baseline.
   [[nodiscard]] std::string why_selected(const Result& winner, const Result& baseline,
-                                         const std::string& name) const {
+                                         const std::string& name,
+                                         const std::optional<RatioReport>& ratio) const {
     if (aitune_rule()) {
       return fmt::format("{} has the lowest mean ({} < the baseline's {}; aitune rule)", name,
                          format_ms(winner.stats.mean), format_ms(baseline.stats.mean));
     }
     const std::string gain = fmt::format("by at least {:.1f} %", config_.min_gain() * 100.0);
-    if (const auto ratio = ratio_to_baseline(winner, baseline)) {
+    if (ratio) {
       return fmt::format("{} is faster than the baseline with confidence and {}: its latency is "
                          "{}x the baseline's, {}",
                          name, gain, format_fixed(ratio->ratio), describe_interval(*ratio));
@@ -87,24 +119,20 @@ class LatencyDecider {
 
   /// Why the baseline stays although `best` (named `name`) was the best candidate.
   [[nodiscard]] std::string why_kept(const Result& best, const Result& baseline,
-                                     const std::string& name) const {
+                                     const std::string& name,
+                                     const std::optional<RatioReport>& ratio) const {
     if (aitune_rule()) {
       return fmt::format("no candidate had a lower mean; the best, {}, has {} vs {} (aitune rule)",
                          name, format_ms(best.stats.mean), format_ms(baseline.stats.mean));
     }
     const std::string none = fmt::format(
         "no candidate was faster with confidence by at least {:.1f} %", config_.min_gain() * 100.0);
-    if (const auto ratio = ratio_to_baseline(best, baseline)) {
+    if (ratio) {
       return fmt::format("{}; the best, {}, is {}x the baseline, {}", none, name,
                          format_fixed(ratio->ratio), describe_interval(*ratio));
     }
     return fmt::format("{}; the best, {}, has a median of {} vs the baseline's {}", none, name,
                        format_ms(best.latency), format_ms(baseline.latency));
-  }
-
- private:
-  [[nodiscard]] bool aitune_rule() const noexcept {
-    return config_.rule() == DecisionRule::aitune_mean;
   }
 
   static std::string describe_interval(const RatioReport& ratio) {

@@ -9,7 +9,8 @@
 ///   listed first);
 /// - a candidate displaces the baseline only when the upper bound of its paired ratio to the
 ///   baseline is below 1 (faster with confidence) and its median ratio is at most 1 - min_gain
-///   (faster by at least the minimum practical gain).
+///   (faster by at least the minimum practical gain): judge_look asks it at each look, and the
+///   race's last look answers it (Measurement::switch_verdict).
 ///
 /// Series without common rounds (the sequential schedule) fall back to unpaired comparisons.
 
@@ -46,20 +47,14 @@ namespace aitune {
   return challenger_median < leader_median * (1.0 - tie_margin);
 }
 
-/// Does `candidate` displace the baseline? `tail_alpha` is the error each interval bound may
-/// make. Paired (interleaved schedule): the upper bound of the ratio is below 1 and the median
-/// ratio at most 1 - min_gain. Measured apart (sequential schedule): the two medians'
-/// intervals, each at half of `tail_alpha` (two bounds must hold), are separated and the gain is
-/// large enough; consecutive calls are not independent, so this is the weaker evidence.
-[[nodiscard]] inline bool displaces_baseline(const RoundSeries& candidate,
-                                             std::span<const double> candidate_calls,
-                                             const RoundSeries& baseline,
-                                             std::span<const double> baseline_calls,
-                                             double tail_alpha, double min_gain) {
-  if (!paired_ratios(candidate, baseline).empty()) {
-    const MedianInterval ci = paired_ratio(candidate, baseline, tail_alpha);
-    return ci.high < 1.0 && ci.median <= 1.0 - min_gain;
-  }
+/// Does a candidate measured apart from the baseline (the sequential schedule) displace it?
+/// The two medians' intervals, each at half of `tail_alpha` (two bounds must hold), are
+/// separated and the gain is at least `min_gain`; consecutive calls are not independent, so
+/// this is weaker evidence than the race's paired rounds, whose looks answer the same question
+/// (judge_look).
+[[nodiscard]] inline bool displaces_baseline_apart(std::span<const double> candidate_calls,
+                                                   std::span<const double> baseline_calls,
+                                                   double tail_alpha, double min_gain) {
   const MedianInterval c = median_interval(candidate_calls, tail_alpha / 2.0);
   const MedianInterval b = median_interval(baseline_calls, tail_alpha / 2.0);
   return c.high < b.low && c.median <= (1.0 - min_gain) * b.median;
@@ -94,8 +89,8 @@ struct LookVerdict {
   std::optional<MedianInterval> leader_vs_baseline;   ///< at the switch level
   std::vector<std::size_t> drop;
   std::map<std::size_t, std::string> drop_reasons;
-  /// The leader is faster than the baseline with confidence (switch side; only at a look that
-  /// may switch).
+  /// The leader displaces the baseline: faster with confidence and by at least the minimum gain
+  /// (switch side; only at a look that may switch). The same rule the decision ends with.
   bool leader_faster = false;
   bool settled = false;
 };
@@ -113,7 +108,8 @@ struct LookLevels {
 /// slower than the leader, or a candidate that confidently cannot beat the baseline by the
 /// minimum gain (both futility questions, at `levels.futility` on the trimmed-mean interval);
 /// whether the leader is faster than the baseline with confidence (the switch question, at
-/// `levels.vs_baseline` on the sign-test interval; never at a futility-only look,
+/// `levels.vs_baseline` on the sign-test interval, its median at most 1 - min_gain: the rule the
+/// decision ends with; never at a futility-only look,
 /// `may_switch` false); and whether the decision is settled: no rival can still beat the leader
 /// by more than the practical margin (min_gain) and the leader-vs-baseline question is answered
 /// - faster with confidence, or confidently short of the minimum gain.
@@ -183,7 +179,8 @@ struct LookLevels {
     const MedianInterval vs_baseline =
         paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, levels.vs_baseline);
     verdict.leader_vs_baseline = vs_baseline;
-    verdict.leader_faster = may_switch && vs_baseline.high < 1.0;
+    verdict.leader_faster =
+        may_switch && vs_baseline.high < 1.0 && vs_baseline.median <= low_enough;
     const bool futile = futility(leader, *baseline).low > low_enough;
     if (!verdict.leader_faster && !futile) settled = false;
     consider_runner_up(

@@ -121,10 +121,7 @@ class LatencyRace {
       (void)look();
     }
     summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
-    if (judged_) {
-      for (std::size_t i = 0; i < lanes_->size(); ++i)
-        (*lanes_)[i].judged_faster = faster_leader_ == i;
-    }
+    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_};
     return std::move(summary_);
   }
 
@@ -250,9 +247,9 @@ class LatencyRace {
 
   /// The error each bound between candidates may make at look `look`.
   [[nodiscard]] double tail(int look) const { return decision_.alpha() * race_.look_share(look); }
-  /// The same against the baseline, split over the candidates (Bonferroni).
+  /// The same against the baseline, split over the raced candidates.
   [[nodiscard]] double baseline_tail(int look) const {
-    return tail(look) / static_cast<double>(candidates_);
+    return decision_.baseline_tail(race_.look_share(look), candidates_);
   }
 
   /// One look: drops the clearly slower, returns whether the decision is settled. A

@@ -37,8 +37,7 @@ measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profilin
     case Schedule::sequential: {
       Measurement measurement =
           measure_alone(entrants, profiling.stop_rule(), timer, log, deadline_ms);
-      measurement.baseline_tail_alpha =
-          decision.alpha() / static_cast<double>(std::max<std::size_t>(candidates_in_tuning, 1));
+      measurement.baseline_tail_alpha = decision.baseline_tail(1.0, candidates_in_tuning);
       return measurement;
     }
   }

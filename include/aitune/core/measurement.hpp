@@ -45,11 +45,14 @@ struct Lane {
   double time_ms = 0.0;   ///< time spent in those calls
   bool dropped = false;   ///< left the race early (racing)
   std::string drop_reason{};
-  /// Whether the race's last look (and its confirmation) judged this backend, as leader, faster
-  /// than the baseline with confidence; only such a backend may displace the baseline. Empty
-  /// when no look judged it (the sequential schedule, the aitune rule).
-  std::optional<bool> judged_faster{};
   std::optional<std::string> failure;
+};
+
+/// What the race's last look (and its confirmation) decided about switching: the entrant it
+/// judged faster than the baseline with confidence and by at least the minimum gain, if any.
+/// Only that entrant may displace the baseline.
+struct SwitchByLooks {
+  std::optional<std::size_t> entrant{};
 };
 
 /// Why a measurement ended.
@@ -89,10 +92,12 @@ struct Measurement {
   int looks = 0;
   StopReason stop_reason = StopReason::not_measured;
   std::string stop_detail{};  ///< the stop reason for people, with its figures
-  /// The error each bound of a comparison with the baseline may make: the last look's share of
-  /// alpha split over the candidates (Bonferroni), so whichever candidate leads, a false switch
-  /// stays within alpha.
+  /// The error each bound of a comparison with the baseline may make
+  /// (DecisionConfig::baseline_tail at the last look's share).
   double baseline_tail_alpha = 0.0;
+  /// The race's answer to "switch?", when its looks judged it (the confident rule): empty for
+  /// the sequential schedule and the aitune rule, whose results the decider tests itself.
+  std::optional<SwitchByLooks> switch_verdict{};
 };
 
 }  // namespace aitune

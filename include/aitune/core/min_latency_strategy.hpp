@@ -117,10 +117,16 @@ class MinLatencyStrategy {
     }
   }
 
-  /// Tunes `model` on the batch-size-1 `samples`. Throws NoCorrectBackendError when no backend
-  /// can be handed back, ConfigError for no samples.
+  /// Tunes `model` on the batch-size-1 `samples`; the report names it StrategyConfig's
+  /// module_name. Throws NoCorrectBackendError when no backend can be handed back, ConfigError
+  /// for no samples.
+  [[nodiscard]] TuneResult<B> tune(const model_type& model, std::span<const sample_type> samples) {
+    return tune(model, samples, config_.module_name());
+  }
+
+  /// As above, the report naming the module `module_name`.
   [[nodiscard]] TuneResult<B> tune(const model_type& model, std::span<const sample_type> samples,
-                                   std::string module_name = "model") {
+                                   std::string module_name) {
     if (samples.empty()) throw ConfigError("tune needs at least one batch-size-1 sample");
     if (consumed_) {
       throw Error(
@@ -322,6 +328,10 @@ class MinLatencyStrategy {
     std::optional<Best> best{};
     /// The level of comparisons with the baseline, from the measurement that produced them.
     double baseline_tail_alpha = 0.0;
+    /// Whether the race's looks answered the switch question (the confident rule, raced), and
+    /// the candidate (its index) they judged to displace the baseline, if any.
+    bool switch_judged_by_looks = false;
+    std::optional<std::size_t> switch_by_looks{};
     /// For the progress callback: when it was last told, and the measurement so far.
     double last_progress_ms = 0.0;
     std::size_t rounds_so_far = 0;
@@ -345,8 +355,7 @@ class MinLatencyStrategy {
     run.report.measurement.schedule = profiling.schedule();
     run.report.measurement.decision_rule = config_.decision().rule();
     run.report.measurement.stop_detail = "nothing was measured";
-    run.baseline_tail_alpha = config_.decision().alpha() /
-                              static_cast<double>(std::max<std::size_t>(candidates_.size(), 1));
+    run.baseline_tail_alpha = config_.decision().baseline_tail(1.0, candidates_.size());
     log_.info(0, fmt::format("{}: {} module '{}' over {} candidate(s)", title, action,
                              run.report.module, candidates_.size()));
     return run;
@@ -574,6 +583,16 @@ class MinLatencyStrategy {
         lane.failure = cause;
     }
     summarize(run, measured);
+    if (measured.switch_verdict) {
+      // The race names an entrant: the baseline comes first when it was measured, then the
+      // waiting candidates in order.
+      run.switch_judged_by_looks = true;
+      const std::size_t first_candidate = run.baseline_waiting ? 1 : 0;
+      const std::optional<std::size_t> entrant = measured.switch_verdict->entrant;
+      if (entrant && *entrant >= first_candidate) {
+        run.switch_by_looks = run.waiting[*entrant - first_candidate].index;
+      }
+    }
 
     std::size_t lane = 0;
     if (run.baseline_waiting) {
@@ -673,7 +692,6 @@ class MinLatencyStrategy {
       result.host_samples_ms = lane.kept_host_ms;
       result.rounds = lane.rounds;
       result.calls = lane.calls;
-      result.judged_faster = lane.judged_faster;
       return result;
     } catch (...) {
       lane.failure = detail::current_exception_message();
@@ -722,13 +740,17 @@ class MinLatencyStrategy {
   /// Hands back the best candidate if it displaces the baseline, else the baseline; when the
   /// one to hand back cannot be activated, the other. Throws when neither is usable.
   TuneResult<B> resolve(Run& run) {
-    const LatencyDecider decision = decider(run);
     const bool baseline_usable = run.baseline && baseline_result_;
-    if (run.best && baseline_usable &&
-        !decision.displaces_baseline(run.best->result, *baseline_result_)) {
+    std::optional<SwitchVerdict> verdict;
+    if (run.best && baseline_result_) {
+      std::optional<bool> by_looks;
+      if (run.switch_judged_by_looks) by_looks = run.switch_by_looks == run.best->index;
+      verdict = decider(run).verdict(run.best->result, *baseline_result_,
+                                     descriptions_[run.best->index], by_looks);
+    }
+    if (run.best && baseline_usable && !verdict->displaces) {
       release(run.best->backend);
-      const std::string why =
-          decision.why_kept(run.best->result, *baseline_result_, descriptions_[run.best->index]);
+      const std::string& why = verdict->why;
       if (try_activate(*run.baseline, *run.report.baseline)) return hand_back_baseline(run, why);
       run.baseline.reset();
       if (try_activate(run.best->backend, run.report.candidates[run.best->index])) {
@@ -738,11 +760,12 @@ class MinLatencyStrategy {
     } else if (run.best) {
       if (run.baseline) release(*run.baseline);
       CandidateReport& winner = run.report.candidates[run.best->index];
-      const std::string why =
-          baseline_result_
-              ? decision.why_selected(run.best->result, *baseline_result_, winner.backend)
-              : "the best candidate (performance validation is off or the baseline could not "
-                "be measured)";
+      std::string why = "the best candidate (performance validation is off or the baseline "
+                        "could not be measured)";
+      if (verdict) {
+        why = verdict->displaces ? verdict->why
+                                 : "the baseline cannot be handed back; " + verdict->why;
+      }
       if (try_activate(run.best->backend, winner))
         return hand_back_best(run, why + precision_note(winner));
       run.best.reset();

@@ -40,9 +40,6 @@ struct MinLatencyProfilingResult : BackendProfilingResult {
   std::vector<double> host_samples_ms{};
   RoundSeries rounds{};   ///< per-round block values (interleaved schedule)
   std::size_t calls = 0;  ///< all calls made to measure it (warm-up included)
-  /// Interleaved schedule: whether the race judged it, as leader, faster than the baseline with
-  /// confidence (required to displace the baseline); empty when it was not raced.
-  std::optional<bool> judged_faster{};
 
   MinLatencyProfilingResult() = default;
   explicit MinLatencyProfilingResult(double latency_ms, LatencyStats latency_stats = {})

@@ -10,6 +10,7 @@
 #include "aitune/core/progress.hpp"
 
 #include <stop_token>
+#include <string>
 #include <utility>
 
 namespace aitune {
@@ -85,6 +86,13 @@ class StrategyConfig {
   }
   [[nodiscard]] const ProgressCallback& progress() const noexcept { return progress_; }
 
+  /// The module's name in the report and its lines (default: "model").
+  StrategyConfig& set_module_name(std::string name) {
+    module_name_ = std::move(name);
+    return *this;
+  }
+  [[nodiscard]] const std::string& module_name() const noexcept { return module_name_; }
+
   /// Where progress and summary lines go (default: standard error).
   StrategyConfig& set_sink(MessageSink sink) {
     sink_ = std::move(sink);
@@ -102,6 +110,7 @@ class StrategyConfig {
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
   ProgressCallback progress_{};
+  std::string module_name_ = "model";
 };
 
 }  // namespace aitune
