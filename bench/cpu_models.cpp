@@ -66,8 +66,10 @@ int main(int argc, char** argv) {
       const std::vector<lt::Sample> samples{
           lt::make_random_sample(bench::read_shapes(models_dir / (name + ".shape")), device, 0)};
       const auto start = std::chrono::steady_clock::now();
-      const lt::TunedModule tuned = lt::tune(model, samples, std::move(candidates),
-                                             StrategyConfig{}.set_sink(null_sink()), name);
+      const lt::TunedModule tuned =
+          lt::tune(model, samples,
+                   {.candidates = std::move(candidates),
+                    .config = StrategyConfig{}.set_sink(null_sink()).set_module_name(name)});
       const double tuning_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const TuneReport& report = tuned.report();

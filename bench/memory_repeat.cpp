@@ -79,10 +79,11 @@ int main(int argc, char** argv) {
   const std::filesystem::path file = models_dir / (name + ".pt");
   const std::vector<lt::Sample> samples{lt::make_random_sample(
       bench::read_shapes(models_dir / (name + ".shape")), c10::Device(c10::kCPU), 0)};
-  const auto config = [] {
+  const auto config = [&] {
     return StrategyConfig{}
         .set_sink(null_sink())
-        .set_profiling(ProfilingConfig{}.set_time_budget_ms(20'000));
+        .set_profiling(ProfilingConfig{}.set_time_budget_ms(20'000))
+        .set_module_name(name);
   };
   const auto candidates = [&](const lt::Model& model) {
     std::vector<lt::AnyBackend> chosen;
@@ -116,15 +117,16 @@ int main(int argc, char** argv) {
     };
     for (int run = 1; run <= runs; ++run) {
       const lt::Model& model = next_model();
-      (void)lt::tune(model, samples, candidates(model), config(), name);
+      (void)lt::tune(model, samples, {.candidates = candidates(model), .config = config()});
       record(fmt::format("tuning {}", run));
     }
     // A tuning where every candidate fails, and one cancelled in the middle.
     try {
       std::vector<lt::AnyBackend> canaries;
       canaries.emplace_back(lt::PerturbedOutputs(lt::TorchScriptFrozen()));
-      (void)lt::tune(next_model(), samples, std::move(canaries),
-                     config().enable_performance_validation(false), name);
+      (void)lt::tune(next_model(), samples,
+                     {.candidates = std::move(canaries),
+                      .config = config().enable_performance_validation(false)});
     } catch (const NoCorrectBackendError&) {
     }
     record("a failed tuning");
@@ -134,8 +136,9 @@ int main(int argc, char** argv) {
         if (line.find("measuring") != std::string_view::npos) stop.request_stop();
       });
       const lt::Model& model = next_model();
-      (void)lt::tune(model, samples, candidates(model), cancelling.set_stop_token(stop.get_token()),
-                     name);
+      (void)lt::tune(
+          model, samples,
+          {.candidates = candidates(model), .config = cancelling.set_stop_token(stop.get_token())});
     } catch (const CancelledError&) {
     }
     record("a cancelled tuning");

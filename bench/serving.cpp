@@ -126,12 +126,12 @@ int main(int argc, char** argv) {
     const int default_intra_op = at::get_num_threads();
     const lt::Model model = lt::load_model(model_path);
     const std::vector<lt::Sample> samples{lt::make_random_sample(inputs, model.device, 0)};
-    const lt::TunedModule tuned =
-        lt::tune(model, samples,
-                 StrategyConfig{}
-                     .set_sink(null_sink())
-                     .set_profiling(ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0)),
-                 model_path.stem().string());
+    const lt::TunedModule tuned = lt::tune(
+        model, samples,
+        {.config = StrategyConfig{}
+                       .set_sink(null_sink())
+                       .set_profiling(ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0))
+                       .set_module_name(model_path.stem().string())});
     const lt::Sample& sample = samples.front();
     const bool concurrent = tuned.backend().thread_safe();
     fmt::print(stderr, "serving {} ({})\n", tuned.selected(),

@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
   const auto config = StrategyConfig{}
                           .set_sink(null_sink())
                           .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(5, 10)));
-  const lt::TunedModule tuned = lt::tune(model, samples, {lt::TorchScriptFrozen()}, config);
+  const lt::TunedModule tuned = lt::tune(
+      model, samples,
+      {.candidates = std::vector<lt::AnyBackend>{lt::TorchScriptFrozen()}, .config = config});
   lt::AnyBackend& direct = tuned.backend();
   const lt::Sample& input = samples.front();
 

@@ -754,7 +754,8 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .enable_full_errors(options.verbose)
           .set_stop_token(std::move(stop))
           .set_sink(log_line)
-          .set_progress([display](const Progress& progress) { display->show(progress); });
+          .set_progress([display](const Progress& progress) { display->show(progress); })
+          .set_module_name(options.model.stem().string());
   std::optional<TuningCache> cache;
   if (options.cache) cache.emplace(*options.cache, log_line);
 
@@ -775,10 +776,11 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                               fmt::join(shapes, " "), lt::summarize_error(error)));
     }
 
-  const std::string name = options.model.stem().string();
-  const lt::TunedModule tuned =
-      cache ? lt::tune(model, samples, *cache, *key, std::move(candidates), config, name)
-            : lt::tune(model, samples, std::move(candidates), config, name);
+  const lt::TunedModule tuned = lt::tune(model, samples,
+                                         {.candidates = std::move(candidates),
+                                          .config = config,
+                                          .cache = cache ? &*cache : nullptr,
+                                          .key = std::move(key)});
   const TuneReport& report = tuned.report();
 
   fmt::print("\n{}", render_table(report));

@@ -103,16 +103,18 @@ int main(int argc, char** argv) {
     const lt::Model model = lt::load_model(options.model);
     const std::vector<lt::Sample> samples{lt::make_random_sample(options.inputs, model.device)};
     const TuningCache cache(options.cache);
-    const auto config = StrategyConfig{}.set_profiling(
-        ProfilingConfig{}.set_time_budget_ms(options.time_budget_s * 1000.0));
+    const auto config =
+        StrategyConfig{}
+            .set_profiling(ProfilingConfig{}.set_time_budget_ms(options.time_budget_s * 1000.0))
+            .set_module_name("server");
     std::optional<lt::TunedModule> tuned;
     std::optional<lt::BackgroundTunedModule> background;
     if (options.background) {
-      background.emplace(model, samples, cache, lt::default_candidates(model), config, "server");
+      background.emplace(model, samples, lt::TuneOptions{.config = config, .cache = &cache});
       fmt::print("start-up: {} in {:.2f} s (serving it while the tuning runs)\n",
                  background->current()->selected(), seconds_since(start));
     } else {
-      tuned.emplace(lt::tune(model, samples, cache, config, "server"));
+      tuned.emplace(lt::tune(model, samples, {.config = config, .cache = &cache}));
       fmt::print("start-up: {} in {:.2f} s ({})\n", tuned->selected(), seconds_since(start),
                  tuned->report().cache_hit ? "from the tuning cache" : "tuned now, and stored");
     }

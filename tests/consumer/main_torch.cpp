@@ -18,9 +18,12 @@ int main() {
   const std::vector<aitune::lt::Sample> samples{aitune::lt::Sample{torch::randn({1, 16})}};
   const auto config = aitune::StrategyConfig{}
                           .set_sink(aitune::null_sink())
-                          .set_profiling(aitune::ProfilingConfig{}.set_time_budget_ms(5'000));
-  const aitune::lt::TunedModule tuned =
-      aitune::lt::tune(model, samples, {aitune::lt::TorchScriptFrozen()}, config, "net");
+                          .set_profiling(aitune::ProfilingConfig{}.set_time_budget_ms(5'000))
+                          .set_module_name("net");
+  const aitune::lt::TunedModule tuned = aitune::lt::tune(
+      model, samples,
+      {.candidates = std::vector<aitune::lt::AnyBackend>{aitune::lt::TorchScriptFrozen()},
+       .config = config});
   // fmt from the same headers LibTorch uses, linked without a mismatched fmt library.
   const std::string line =
       fmt::format("selected {} on LibTorch {}", tuned.selected(), aitune::lt::libtorch_version());

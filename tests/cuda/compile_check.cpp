@@ -15,7 +15,7 @@ namespace {
   (void)timer.measure([] {});
   const Model model{torch::jit::Module("Empty"), c10::Device(c10::kCUDA, 0)};
   const std::vector<Sample> samples;
-  (void)tune(model, samples, default_candidates(model.device));
+  (void)tune(model, samples, {.candidates = default_candidates(model.device)});
   aitune::MinLatencyStrategy<CudaGraph> only_graphs({graph});
   (void)only_graphs.describe();
 }

@@ -165,7 +165,10 @@ TEST_CASE("[gpu] A tuned CUDA-graph module is safe to call from 8 threads", "[gp
 #if AITUNE_WITH_CUDA
   const Model model{make_launch_bound_net(), c10::Device(c10::kCUDA, 0)};
   const std::vector<Sample> samples{Sample{torch::randn({1, 64}, torch::device(torch::kCUDA))}};
-  const TunedModule tuned = tune(model, samples, {CudaGraph(TorchScriptFrozen())}, short_race());
+  const TunedModule tuned =
+      tune(model, samples,
+           {.candidates = std::vector<AnyBackend>{CudaGraph(TorchScriptFrozen())},
+            .config = short_race()});
   std::vector<Sample> inputs;
   std::vector<c10::IValue> expected;
   for (int i = 0; i < 8; ++i) {

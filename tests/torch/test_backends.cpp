@@ -63,7 +63,7 @@ TEST_CASE("Every TorchScript variant matches eager within its tolerance", "[back
     INFO(backend.describe());
     backend.build(model, samples);
     const c10::IValue actual = backend.infer(samples[0]);
-    const auto check = AnyBackend::check_outputs(backend, &expected, actual);
+    const auto check = output_checker<AnyBackend>::check(backend, &expected, actual);
     CHECK(check.passed);
     INFO(check.reason);
   }
@@ -152,7 +152,8 @@ TEST_CASE("A model that writes to its inputs changes neither the caller's sample
   const at::Tensor original = torch::randn({1, 8});
   const std::vector<Sample> samples{Sample{original.clone()}};
   const TunedModule tuned =
-      tune(model, samples, default_candidates(c10::Device(c10::kCPU)), quick_config(), "writer");
+      tune(model, samples,
+           {.candidates = default_candidates(c10::Device(c10::kCPU)), .config = quick_config()});
   CHECK(samples[0][0].toTensor().equal(original));  // the caller's sample is as it was
   for (const auto& candidate : tuned.report().candidates) {
     INFO(candidate.backend << ": " << candidate.reason);
@@ -168,7 +169,9 @@ TEST_CASE("TunedModule::forward reports LibTorch's failures as aitune::Error nam
           "[tuned]") {
   const Model model{make_conv_net(), torch::kCPU};
   const auto samples = one_image(16);
-  const TunedModule tuned = tune(model, samples, {TorchScriptFrozen()}, quick_config(), "net");
+  const TunedModule tuned = tune(model, samples,
+                                 {.candidates = std::vector<AnyBackend>{TorchScriptFrozen()},
+                                  .config = quick_config().set_module_name("net")});
   // Same rank and dtype, so the input check passes; the convolution refuses 5 channels.
   const Sample wrong{torch::randn({1, 5, 16, 16})};
   CHECK_THROWS_AS(tuned.forward(wrong), Error);
@@ -181,8 +184,10 @@ TEST_CASE("A reduced-precision winner serves outputs in the model's dtype unless
   const Model model{make_conv_net(), torch::kCPU};
   const auto samples = one_image(16);
   // Validation off: the only candidate, bf16, is selected whatever its speed.
-  TunedModule tuned = tune(model, samples, {TorchScriptFrozen(c10::ScalarType::BFloat16)},
-                           quick_config().enable_performance_validation(false), "net");
+  TunedModule tuned =
+      tune(model, samples,
+           {.candidates = std::vector<AnyBackend>{TorchScriptFrozen(c10::ScalarType::BFloat16)},
+            .config = quick_config().enable_performance_validation(false)});
   REQUIRE(tuned.selected() == "TorchScriptFrozen(dtype=bf16)");
   CHECK(tuned.output_dtype() == OutputDtype::as_baseline);
   CHECK(tuned.forward(samples[0]).toTensor().scalar_type() == c10::ScalarType::Float);
@@ -225,7 +230,9 @@ TEST_CASE("The tuned module runs the selected backend and rejects mismatched inp
           "[tuned_module]") {
   const Model model{make_conv_net(), torch::kCPU};
   const auto samples = one_image();
-  const TunedModule tuned = tune(model, samples, {TorchScriptFrozen()}, quick_config(), "net");
+  const TunedModule tuned =
+      tune(model, samples,
+           {.candidates = std::vector<AnyBackend>{TorchScriptFrozen()}, .config = quick_config()});
   const c10::IValue expected = eager_output(model.module, samples[0]);
   const c10::IValue actual = tuned.forward(samples[0]);
   CHECK(compare_outputs(&expected, actual).passed);
@@ -248,7 +255,9 @@ TEST_CASE("The tuned module is safe to call from 8 threads at once",
   const Model model{make_nested_net(), torch::kCPU};
   std::vector<Sample> samples{Sample{torch::randn({4, 16}), c10::IValue(int64_t{3})}};
   const TunedModule tuned =
-      tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()}, quick_config());
+      tune(model, samples,
+           {.candidates = std::vector<AnyBackend>{TorchScriptFrozen(), TorchScriptOptimized()},
+            .config = quick_config()});
 
   std::vector<Sample> inputs;
   std::vector<c10::IValue> expected;
@@ -323,10 +332,11 @@ TEST_CASE("The one-call API tunes a model over the defaults for its kind and dev
           "[strategy]") {
   const Model model{make_conv_net(), torch::kCPU};
   const auto samples = one_image();
-  const TunedModule tuned = tune(model, samples,
-                                 StrategyConfig{}
-                                     .set_sink(null_sink())
-                                     .set_profiling(ProfilingConfig{}.set_time_budget_ms(10'000)));
+  const TunedModule tuned =
+      tune(model, samples,
+           {.config = StrategyConfig{}
+                          .set_sink(null_sink())
+                          .set_profiling(ProfilingConfig{}.set_time_budget_ms(10'000))});
   const TuneReport& report = tuned.report();
   REQUIRE(report.candidates.size() == default_candidates(model).size());
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {
@@ -346,7 +356,8 @@ TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_m
       make_random_sample({parse_input_spec("1x3x224x224")}, torch::kCPU, 1)};
   std::vector<AnyBackend> candidates = default_candidates(torch::kCPU);
   candidates.emplace_back(PerturbedOutputs(TorchScriptOptimized()));
-  const TunedModule tuned = tune(model, samples, candidates, quick_config(), "squeezenet1_1");
+  const TunedModule tuned =
+      tune(model, samples, {.candidates = candidates, .config = quick_config()});
   const TuneReport& report = tuned.report();
   CHECK(entry(report, "PerturbedOutputs(TorchScriptOptimized(), magnitude=0.25)").status ==
         CandidateStatus::incorrect);
@@ -355,7 +366,8 @@ TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_m
   CHECK(report.baseline->status == CandidateStatus::ok);
   // The tuned module gives the eager model's answer, within the selected backend's tolerance.
   const c10::IValue expected = eager_output(model.module, samples[0]);
-  CHECK(AnyBackend::check_outputs(tuned.backend(), &expected, tuned.forward(samples[0])).passed);
+  CHECK(output_checker<AnyBackend>::check(tuned.backend(), &expected, tuned.forward(samples[0]))
+            .passed);
   if (report.baseline_selected) WARN("the baseline won on this machine: " << render_table(report));
 }
 
@@ -564,8 +576,7 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
   const auto samples = squeezenet_samples();
   // Without performance validation the best candidate wins, so the tuned module is compiled.
   const TunedModule tuned =
-      tune(model, samples, default_candidates(model),
-           quick_config().enable_performance_validation(false), "squeezenet1_1");
+      tune(model, samples, {.config = quick_config().enable_performance_validation(false)});
   const TuneReport& report = tuned.report();
   REQUIRE(report.baseline);
   CHECK(report.baseline->backend == "NativeRuntime(model)");
@@ -582,7 +593,8 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
   NativeRuntime native;
   native.build(model, samples);
   const c10::IValue expected = native.infer(samples[0]);
-  CHECK(AnyBackend::check_outputs(tuned.backend(), &expected, tuned.forward(samples[0])).passed);
+  CHECK(output_checker<AnyBackend>::check(tuned.backend(), &expected, tuned.forward(samples[0]))
+            .passed);
   REQUIRE_FALSE(tuned.baseline_selected());
   CHECK_THROWS_AS(tuned.forward(squeezenet_samples("1x3x112x112")[0]), Error);
 }
@@ -753,7 +765,8 @@ TEST_CASE("Failure matrix: every kind of faulty candidate gets a precise reason,
   config.set_profiling(ProfilingConfig{}
                            .set_race(RaceConfig{}.set_looks(4, 1.5, 3).set_max_rounds(40))
                            .set_candidate_time_budget_ms(250.0));
-  const TunedModule tuned = tune(model, samples, std::move(candidates), config);
+  const TunedModule tuned =
+      tune(model, samples, {.candidates = std::move(candidates), .config = config});
   const TuneReport& report = tuned.report();
 
   REQUIRE(report.baseline.has_value());
@@ -790,8 +803,10 @@ TEST_CASE("Two tunings of one model at once are independent and both correct",
   for (std::size_t t = 0; t < tuned.size(); ++t) {
     threads.emplace_back([&, t] {
       try {
-        tuned[t].emplace(
-            tune(model, samples, {TorchScriptFrozen(), TorchScriptOptimized()}, quick_config()));
+        tuned[t].emplace(tune(
+            model, samples,
+            {.candidates = std::vector<AnyBackend>{TorchScriptFrozen(), TorchScriptOptimized()},
+             .config = quick_config()}));
       } catch (const std::exception& error) {
         errors[t] = error.what();
       }

@@ -61,7 +61,8 @@ TEST_CASE("A background-tuned module serves the baseline at once, then the tunin
           "[background][tune]") {
   const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples,
+                               {.candidates = two_candidates(), .config = gate.config()});
   gate.wait_until_reached();
 
   const std::shared_ptr<const TunedModule> first = module.current();
@@ -86,7 +87,8 @@ TEST_CASE("Requests from several threads go on while the background tuning switc
           "[background][tune][concurrency]") {
   const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples,
+                               {.candidates = two_candidates(), .config = gate.config()});
   std::atomic<int> served{0};
   std::atomic<int> wrong{0};
   std::atomic<bool> done{false};
@@ -117,7 +119,8 @@ TEST_CASE("A cancelled background tuning leaves the baseline serving",
           "[background][tune][concurrency]") {
   const ConvNetCase net;
   Gate gate;
-  BackgroundTunedModule module(net.model, net.samples, two_candidates(), gate.config(), "net");
+  BackgroundTunedModule module(net.model, net.samples,
+                               {.candidates = two_candidates(), .config = gate.config()});
   gate.wait_until_reached();
   module.cancel();
   gate.release();
@@ -132,9 +135,13 @@ TEST_CASE("A background tuning that fails says why and leaves the baseline servi
           "[background][tune]") {
   const ConvNetCase net;
   // Without performance validation a tuning whose every candidate fails throws.
-  const auto config = StrategyConfig{}.enable_performance_validation(false).set_sink(null_sink());
-  BackgroundTunedModule module(net.model, net.samples, {AnyBackend(PerturbedOutputs(TorchEager()))},
-                               config, "net");
+  const auto config = StrategyConfig{}
+                          .enable_performance_validation(false)
+                          .set_sink(null_sink())
+                          .set_module_name("net");
+  BackgroundTunedModule module(
+      net.model, net.samples,
+      {.candidates = std::vector<AnyBackend>{PerturbedOutputs(TorchEager())}, .config = config});
   CHECK(module.wait_for(std::chrono::seconds(60)) == BackgroundTunedModule::State::failed);
   CHECK_THAT(module.failure(), Catch::Matchers::Contains("net"));
   CHECK(module.current()->baseline_selected());
@@ -144,6 +151,7 @@ TEST_CASE("A background tuning that fails says why and leaves the baseline servi
 TEST_CASE("A model that cannot take the samples fails at once, before anything is served",
           "[background][tune]") {
   const Model model{make_conv_net()};
-  CHECK_THROWS(BackgroundTunedModule(model, {Sample{torch::ones({1, 2})}}, two_candidates(),
-                                     StrategyConfig{}.set_sink(null_sink()), "net"));
+  CHECK_THROWS(BackgroundTunedModule(
+      model, {Sample{torch::ones({1, 2})}},
+      {.candidates = two_candidates(), .config = StrategyConfig{}.set_sink(null_sink())}));
 }

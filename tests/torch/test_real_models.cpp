@@ -217,8 +217,8 @@ StrategyConfig quick_config() {
 
 /// A tuning that selects the archive's AOTInductor model (performance validation off).
 TunedModule tuned_to_aoti(const Exported& model) {
-  TunedModule tuned = tune(model.model, model.samples, default_candidates(model.model),
-                           quick_config().enable_performance_validation(false));
+  TunedModule tuned = tune(model.model, model.samples,
+                           {.config = quick_config().enable_performance_validation(false)});
   const auto& candidates = tuned.report().candidates;
   for (const auto& candidate : candidates) {
     INFO(candidate.backend << ": " << candidate.reason);
@@ -230,7 +230,8 @@ TunedModule tuned_to_aoti(const Exported& model) {
 
 /// A tuning that serves the baseline: no candidate.
 TunedModule tuned_to_baseline(const Exported& model) {
-  TunedModule tuned = tune(model.model, model.samples, std::vector<AnyBackend>{}, quick_config());
+  TunedModule tuned = tune(model.model, model.samples,
+                           {.candidates = std::vector<AnyBackend>{}, .config = quick_config()});
   REQUIRE(tuned.baseline_selected());
   return tuned;
 }
@@ -436,8 +437,7 @@ TEST_CASE("A request of another shape is refused the same way whichever backend 
   CHECK_THROWS_WITH(baseline.forward(other), Catch::Contains(refusal));
   CHECK_THROWS_WITH(aoti.forward(other), Catch::Contains(refusal));
   // While a background tuning runs, the baseline it serves holds inputs to the same contract.
-  BackgroundTunedModule background(model.model, model.samples, default_candidates(model.model),
-                                   quick_config());
+  BackgroundTunedModule background(model.model, model.samples, {.config = quick_config()});
   CHECK_THROWS_WITH(background.forward(other), Catch::Contains(refusal));
   CHECK(background.wait() == BackgroundTunedModule::State::tuned);
   CHECK_THROWS_WITH(background.forward(other), Catch::Contains(refusal));

@@ -72,6 +72,21 @@ TEST_CASE("The tuning key is stable and changes with the model, inputs, candidat
   differs(
       tuning_key(model, samples, two_candidates(), quick().enable_performance_validation(false)),
       "settings");
+  // Settings the old describe() text left out: a changed warm-up or seed must not hit an entry
+  // measured with other ones.
+  const auto with_profiling = [&](auto change) {
+    StrategyConfig config = quick();
+    ProfilingConfig profiling = config.profiling();
+    change(profiling);
+    return tuning_key(model, samples, two_candidates(), config.set_profiling(profiling));
+  };
+  differs(with_profiling([](ProfilingConfig& p) { p.set_warmup(WarmupConfig{}.set_min_calls(7)); }),
+          "settings");
+  differs(with_profiling([](ProfilingConfig& p) {
+            RaceConfig race = p.race();
+            p.set_race(race.set_seed(race.seed() + 1));
+          }),
+          "settings");
 }
 
 TEST_CASE("A model loaded from a file is keyed by the file's content", "[cache][key]") {
@@ -91,12 +106,14 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
   const Model model = conv_model();
   const auto samples = one_image(16);
 
-  const TunedModule first = tune(model, samples, cache, two_candidates(), quick(), "net");
+  const TunedModule first =
+      tune(model, samples, {.candidates = two_candidates(), .config = quick(), .cache = &cache});
   CHECK_FALSE(first.report().cache_hit);
   const nlohmann::json key = tuning_key(model, samples, two_candidates(), quick(), cache);
   REQUIRE(cache.find(key));
   CHECK(cache.find(key)->reference.is_object());  // the baseline's outputs, stored
-  const TunedModule second = tune(model, samples, cache, two_candidates(), quick(), "net");
+  const TunedModule second =
+      tune(model, samples, {.candidates = two_candidates(), .config = quick(), .cache = &cache});
   REQUIRE(second.report().cache_hit);
   CHECK(second.selected() == first.selected());
   // A candidate was checked against the stored outputs; the baseline needs no check.
@@ -105,9 +122,24 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
   const at::Tensor expected = make_conv_net().forward(samples[0]).toTensor();
   CHECK(torch::allclose(second.forward(samples[0]).toTensor(), expected, 1e-4, 1e-4));
 
+  CHECK(second.report().module == "model");  // StrategyConfig's default name
+  // A key the caller made is used as it is.
+  const TunedModule named = tune(model, samples,
+                                 {.candidates = two_candidates(),
+                                  .config = quick().set_module_name("net"),
+                                  .cache = &cache,
+                                  .key = key});
+  REQUIRE(named.report().cache_hit);
+  CHECK(named.report().module == "net");
+  // A key without a cache is a mistake, said at once.
+  CHECK_THROWS_WITH(tune(model, samples, {.config = quick(), .key = key}),
+                    Catch::Contains("set TuneOptions::cache too"));
+
   // Another candidate set is another key: a tuning.
-  const TunedModule third =
-      tune(model, samples, cache, {AnyBackend(TorchScriptFrozen())}, quick(), "net");
+  const TunedModule third = tune(model, samples,
+                                 {.candidates = std::vector<AnyBackend>{TorchScriptFrozen()},
+                                  .config = quick(),
+                                  .cache = &cache});
   CHECK_FALSE(third.report().cache_hit);
   std::filesystem::remove(file);
   std::filesystem::remove(file.string() + ".lock");
@@ -182,15 +214,17 @@ TEST_CASE("A hit on other sample values checks its choice against the baseline b
   // Without performance validation the baseline is not in the race: the candidate is chosen.
   StrategyConfig config = quick();
   config.enable_performance_validation(false);
-  (void)tune(model, one_image(16), cache, candidates, config, "net");
-  const TunedModule hit = tune(model, one_image(16), cache, candidates, config, "net");
+  (void)tune(model, one_image(16), {.candidates = candidates, .config = config, .cache = &cache});
+  const TunedModule hit =
+      tune(model, one_image(16), {.candidates = candidates, .config = config, .cache = &cache});
   REQUIRE(hit.report().cache_hit);
   CHECK_FALSE(hit.report().baseline_selected);
   CHECK_FALSE(hit.report().cache_hit->stored_reference);  // new random values
   const std::vector<Sample> same = one_image(16);
   std::filesystem::remove(file);
-  (void)tune(model, same, cache, candidates, config, "net");
-  const TunedModule stored = tune(model, same, cache, candidates, config, "net");
+  (void)tune(model, same, {.candidates = candidates, .config = config, .cache = &cache});
+  const TunedModule stored =
+      tune(model, same, {.candidates = candidates, .config = config, .cache = &cache});
   REQUIRE(stored.report().cache_hit);
   CHECK(stored.report().cache_hit->stored_reference);
   std::filesystem::remove(file);

@@ -6,15 +6,12 @@
 /// different kinds (TorchScript variants, CUDA graphs, AOTInductor packages, your own).
 
 #include "aitune/core/backend.hpp"
-#include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/torch/compare_outputs.hpp"
-#include "aitune/torch/device_memory.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/native_runtime.hpp"
 #include "aitune/torch/script_backend.hpp"
-#include "aitune/torch/stored_outputs.hpp"
 #include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <fmt/format.h>
 
@@ -29,12 +26,7 @@
 #include <vector>
 
 namespace aitune::lt {
-
-/// A Backend over the LibTorch model, sample and output types.
-template <class B>
-concept TorchBackend = Backend<B> && std::same_as<typename B::model_type, Model> &&
-    std::same_as<typename B::sample_type, Sample> &&
-    std::same_as<typename B::output_type, c10::IValue>;
+inline namespace AITUNE_LT_ABI {
 
 class AnyBackend {
  public:
@@ -70,39 +62,6 @@ class AnyBackend {
   [[nodiscard]] static AnyBackend make_baseline(const Model& model) {
     if (model.is_exported()) return AnyBackend(NativeRuntime());
     return AnyBackend(TorchEager());
-  }
-
-  /// For aitune::device_memory: what LibTorch's CUDA allocator holds on the model's GPU.
-  [[nodiscard]] static std::optional<DeviceMemoryReading> device_memory(const Model& model) {
-    return read_device_memory(model.device);
-  }
-  static void reset_device_peak(const Model& model) { reset_device_memory_peak(model.device); }
-
-  [[nodiscard]] static OutputCheck check_outputs(const AnyBackend& candidate,
-                                                 const c10::IValue* reference,
-                                                 const c10::IValue& actual) {
-    return compare_outputs(reference, actual, candidate.output_policy());
-  }
-
-  [[nodiscard]] static std::string reference_warning(const c10::IValue& reference) {
-    return aitune::lt::reference_warning(reference);
-  }
-
-  /// For aitune::reference_codec: the baseline's outputs kept in a tuning cache entry, and the
-  /// digest of the sample values they are for (stored_outputs.hpp).
-  [[nodiscard]] static std::optional<std::string> digest_samples(std::span<const Sample> samples) {
-    return aitune::lt::digest_samples(samples);
-  }
-  [[nodiscard]] static std::string encode_outputs(const std::vector<c10::IValue>& outputs) {
-    return aitune::lt::encode_outputs(outputs);
-  }
-  [[nodiscard]] static std::vector<c10::IValue> decode_outputs(const std::string& text) {
-    return aitune::lt::decode_outputs(text);
-  }
-
-  /// A LibTorch error in one line (summarize_error): the strategy's failure reasons.
-  [[nodiscard]] static std::string summarize_error(const std::exception& error) {
-    return aitune::lt::summarize_error(error);
   }
 
   void build(const Model& model, std::span<const Sample> samples) { impl_->build(model, samples); }
@@ -176,13 +135,7 @@ class AnyBackend {
     BackendState state() const override { return backend.state(); }
     std::string describe() const override { return backend.describe(); }
     std::string key() const override { return backend.key(); }
-    OutputPolicy output_policy() const override {
-      if constexpr (requires { backend.output_policy(); }) {
-        return backend.output_policy();
-      } else {
-        return OutputPolicy{};
-      }
-    }
+    OutputPolicy output_policy() const override { return output_policy_of(backend); }
     bool thread_safe() const override {
       if constexpr (requires { backend.thread_safe(); }) {
         return backend.thread_safe();
@@ -215,4 +168,5 @@ class AnyBackend {
 static_assert(Backend<AnyBackend>);
 static_assert(reference_codec<AnyBackend>::available);
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

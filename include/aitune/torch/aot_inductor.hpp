@@ -30,6 +30,7 @@
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/output_structure.hpp"
 #include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <ATen/Parallel.h>
 #include <c10/core/DeviceGuard.h>
@@ -60,6 +61,7 @@
 #endif
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class AOTInductor : public BackendLifecycle<AOTInductor> {
  public:
@@ -360,4 +362,5 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 
 static_assert(Backend<AOTInductor>);
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -41,6 +41,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class BackgroundTunedModule {
  public:
@@ -52,21 +53,23 @@ class BackgroundTunedModule {
   };
 
   /// Builds the baseline on `samples` now (it throws as lt::tune would when the model cannot
-  /// run them) and serves it; tunes over `candidates` with `config` on a thread of its own.
-  /// `config`'s stop token, if any, cancels the tuning as cancel() does.
-  BackgroundTunedModule(Model model, std::vector<Sample> samples,
-                        std::vector<AnyBackend> candidates, StrategyConfig config = {},
-                        std::string module_name = "model")
-      : BackgroundTunedModule(std::move(model), std::move(samples), nullptr, std::move(candidates),
-                              std::move(config), std::move(module_name)) {}
-
-  /// As above through `cache` (lt::tune with a cache): a hit switches once the cached choice
-  /// is rebuilt and checked; a miss is tuned and stored. `cache` must outlive this module.
-  BackgroundTunedModule(Model model, std::vector<Sample> samples, const TuningCache& cache,
-                        std::vector<AnyBackend> candidates, StrategyConfig config = {},
-                        std::string module_name = "model")
-      : BackgroundTunedModule(std::move(model), std::move(samples), &cache, std::move(candidates),
-                              std::move(config), std::move(module_name)) {}
+  /// run them) and serves it; tunes with `options` (lt::tune's) on a thread of its own. With a
+  /// cache, a hit switches once the cached choice is rebuilt and checked, and a miss is tuned
+  /// and stored; the cache must outlive this module. The config's stop token, if any, cancels
+  /// the tuning as cancel() does.
+  BackgroundTunedModule(Model model, std::vector<Sample> samples, TuneOptions options = {}) {
+    if (!options.candidates) options.candidates = default_candidates(model);
+    serving_ = std::make_shared<const TunedModule>(serve_baseline(
+        model, samples, options.config.module_name(), shape_check_for(model, *options.candidates)));
+    if (options.config.stop_token().stop_possible()) {
+      user_stop_.emplace(options.config.stop_token(), [this] { stop_.request_stop(); });
+    }
+    options.config.set_stop_token(stop_.get_token());
+    // Started last: everything the thread touches exists by now.
+    worker_ = std::thread(
+        [this, model = std::move(model), samples = std::move(samples),
+         options = std::move(options)]() mutable { run(model, samples, std::move(options)); });
+  }
 
   BackgroundTunedModule(const BackgroundTunedModule&) = delete;
   BackgroundTunedModule& operator=(const BackgroundTunedModule&) = delete;
@@ -116,23 +119,6 @@ class BackgroundTunedModule {
   }
 
  private:
-  BackgroundTunedModule(Model model, std::vector<Sample> samples, const TuningCache* cache,
-                        std::vector<AnyBackend> candidates, StrategyConfig config,
-                        std::string module_name)
-      : serving_(std::make_shared<const TunedModule>(
-            serve_baseline(model, samples, module_name, shape_check_for(model, candidates)))) {
-    if (config.stop_token().stop_possible()) {
-      user_stop_.emplace(config.stop_token(), [this] { stop_.request_stop(); });
-    }
-    config.set_stop_token(stop_.get_token());
-    // Started last: everything the thread touches exists by now.
-    worker_ = std::thread([this, model = std::move(model), samples = std::move(samples), cache,
-                           candidates = std::move(candidates), config = std::move(config),
-                           module_name = std::move(module_name)]() mutable {
-      run(model, samples, cache, std::move(candidates), std::move(config), std::move(module_name));
-    });
-  }
-
   /// The baseline, built and checked on the samples, as a TunedModule whose report says that
   /// it serves while the tuning runs. It holds inputs to the contract the tuned module will
   /// (`shapes`), so a request refused after the switch is refused before it too.
@@ -151,17 +137,12 @@ class BackgroundTunedModule {
                        shapes);
   }
 
-  void run(const Model& model, const std::vector<Sample>& samples, const TuningCache* cache,
-           std::vector<AnyBackend> candidates, StrategyConfig config, std::string module_name) {
+  void run(const Model& model, const std::vector<Sample>& samples, TuneOptions options) {
     State end = State::failed;
     std::string why;
     std::shared_ptr<const TunedModule> tuned;
     try {
-      tuned = std::make_shared<const TunedModule>(
-          cache ? tune(model, samples, *cache, std::move(candidates), std::move(config),
-                       std::move(module_name))
-                : tune(model, samples, std::move(candidates), std::move(config),
-                       std::move(module_name)));
+      tuned = std::make_shared<const TunedModule>(tune(model, samples, std::move(options)));
       end = State::tuned;
     } catch (const CancelledError& error) {
       end = State::cancelled;
@@ -185,7 +166,7 @@ class BackgroundTunedModule {
 
   mutable std::mutex mutex_;  ///< guards serving_ and failure_; with ended_, the end
   mutable std::condition_variable ended_;
-  std::shared_ptr<const TunedModule> serving_;
+  std::shared_ptr<const TunedModule> serving_{};
   std::string failure_{};
   std::atomic<State> state_{State::tuning};
   std::stop_source stop_{};
@@ -193,4 +174,5 @@ class BackgroundTunedModule {
   std::thread worker_{};  ///< last: joined before the members it uses go
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -23,6 +23,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 namespace detail {
 
@@ -260,4 +261,5 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
   return verdict;
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -15,6 +15,16 @@
 #define AITUNE_WITH_CUDA 0
 #endif
 
+/// The inline namespace inside aitune::lt, named after the settings that change the layer's
+/// classes (AITUNE_WITH_CUDA: DeviceTimer holds a CUDA timer, the default candidates differ).
+/// Two translation units built with different settings then name different classes, so a
+/// program that mixes them fails to link instead of silently using two layouts of one class.
+#if AITUNE_WITH_CUDA
+#define AITUNE_LT_ABI abi_cuda
+#else
+#define AITUNE_LT_ABI abi_cpu
+#endif
+
 /// True when the LibTorch headers are at least version major.minor.
 #define AITUNE_TORCH_AT_LEAST(major, minor)                                                        \
   (TORCH_VERSION_MAJOR > (major) ||                                                                \
@@ -23,9 +33,11 @@
 #include <string>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 /// The LibTorch these headers belong to, e.g. "2.11.0" (reports name it).
 [[nodiscard]] inline std::string libtorch_version() {
   return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
          std::to_string(TORCH_VERSION_PATCH);
 }
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

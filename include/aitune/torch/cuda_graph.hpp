@@ -22,7 +22,9 @@
 
 #include <exception>
 
-namespace aitune::lt::detail {
+namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
+namespace detail {
 
 /// Takes a failed CUDA-graph capture back, in an order that is safe whichever way the LibTorch
 /// at hand cleans up itself (review G1): end the stream capture, stop routing allocations to
@@ -50,7 +52,9 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
   if (in_use) attempt(release_pool);
 }
 
-}  // namespace aitune::lt::detail
+}  // namespace detail
+}  // namespace AITUNE_LT_ABI
+}  // namespace aitune::lt
 
 #if AITUNE_WITH_CUDA
 
@@ -59,6 +63,7 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
@@ -84,6 +89,7 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class CudaGraph : public BackendLifecycle<CudaGraph> {
  public:
@@ -301,6 +307,7 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
 
 static_assert(Backend<CudaGraph>);
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt
 
 #endif  // AITUNE_WITH_CUDA

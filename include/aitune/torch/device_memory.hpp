@@ -20,6 +20,7 @@
 #include <optional>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// The allocated bytes on `device` and their peak since the last reset; nullopt for a device
 /// other than a CUDA GPU, or a LibTorch without CUDA.
@@ -48,4 +49,5 @@ inline void reset_device_memory_peak(c10::Device device) {
 #endif
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

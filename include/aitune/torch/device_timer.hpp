@@ -2,15 +2,13 @@
 #pragma once
 
 /// @file
-/// DeviceTimer: the timer LibTorch strategies use by default. The strategy calls `prepare` with
-/// the model before measuring; on a CUDA device every call is then timed with CUDA events on the
-/// current stream of that device (CudaEventTimer), elsewhere with the host clock. Compiled
-/// without CUDA it is the host timer.
+/// DeviceTimer: the timer LibTorch strategies use by default (aitune::default_timer, traits.hpp).
+/// The strategy calls `prepare` with the model before measuring; on a CUDA device every call is
+/// then timed with CUDA events on the current stream of that device (CudaEventTimer), elsewhere
+/// with the host clock. Compiled without CUDA it is the host timer.
 
-#include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/timer.hpp"
-#include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/model.hpp"
 
@@ -27,6 +25,7 @@
 #endif
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 namespace detail {
 /// A CUDA model needs CUDA-event timing: the host clock would time kernel launches, not the
@@ -90,13 +89,5 @@ class DeviceTimer {
 
 static_assert(Timer<DeviceTimer>);
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt
-
-namespace aitune {
-/// Strategies over LibTorch backends time with DeviceTimer unless told otherwise.
-template <class B>
-requires lt::TorchBackend<B>
-struct default_timer<B> {
-  using type = lt::DeviceTimer;
-};
-}  // namespace aitune

@@ -14,6 +14,7 @@
 #include <string_view>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// `float32`, `fp16`, `bf16`, `int64`, ... (the names PyTorch users write).
 [[nodiscard]] inline c10::ScalarType parse_dtype(std::string_view name) {
@@ -69,4 +70,5 @@ namespace aitune::lt {
   }
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class InputWrites {
  public:
@@ -81,4 +82,5 @@ class InputWrites {
   bool found_ = false;
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

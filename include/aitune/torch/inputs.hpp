@@ -26,6 +26,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 struct InputSpec {
   std::vector<std::int64_t> shape;
@@ -156,4 +157,5 @@ struct InputSpec {
   return arguments;
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -19,6 +19,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// The kind of container a value is: a leaf is none.
 enum class Container { none, tuple, list, dict };
@@ -171,4 +172,5 @@ template <class Leaf>
   return OutputCheck::ok();
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

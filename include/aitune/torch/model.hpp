@@ -26,6 +26,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// One batch-size-1 call: the positional arguments of `forward`.
 using Sample = std::vector<c10::IValue>;
@@ -281,4 +282,5 @@ inline std::vector<std::string> read_program_input_names(const Pt2Archive& archi
   }
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

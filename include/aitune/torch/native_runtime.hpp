@@ -14,6 +14,7 @@
 #include "aitune/torch/input_writes.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <c10/core/DeviceGuard.h>
 
@@ -37,6 +38,7 @@
 #endif
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class NativeRuntime : public BackendLifecycle<NativeRuntime> {
  public:
@@ -198,4 +200,5 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
 
 static_assert(Backend<NativeRuntime>);
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

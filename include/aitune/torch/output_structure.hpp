@@ -32,6 +32,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// One node of an output structure.
 struct OutputStructure {
@@ -187,4 +188,5 @@ inline c10::IValue rebuild_node(const OutputStructure& node, const std::vector<a
   return c10::ivalue::Tuple::create(std::move(elements));
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -9,6 +9,7 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
  public:
@@ -78,4 +80,5 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
   double magnitude_;
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

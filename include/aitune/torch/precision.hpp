@@ -22,6 +22,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 // The precision names and the tolerance syntax are parsed torch-free (core/option_text.hpp).
 using aitune::known_precisions;
@@ -97,4 +98,5 @@ inline void apply_tolerances(std::vector<AnyBackend>& candidates,
   }
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -28,6 +28,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// What a sample file may hold. The defaults are far above any batch-size-1 input and far below
 /// what would exhaust a machine.
@@ -180,4 +181,5 @@ inline std::vector<char> read_saved_file(const std::filesystem::path& path,
   return map_tensors(value, [](const at::Tensor& tensor) { return tensor.to(c10::kCPU); });
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -20,6 +20,7 @@
 #include "aitune/torch/input_writes.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/traits.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,6 +33,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// What a ScriptModuleBackend does to the module, in this order: cast to `dtype`, move to the
 /// device, channels-last weights, then optimize_for_inference (which freezes) or freeze.
@@ -84,12 +86,6 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   /// The baseline of every LibTorch strategy: the model as loaded.
   [[nodiscard]] static ScriptModuleBackend make_baseline(const Model&) {
     return ScriptModuleBackend(ScriptRecipe{});
-  }
-
-  [[nodiscard]] static OutputCheck check_outputs(const ScriptModuleBackend& candidate,
-                                                 const c10::IValue* reference,
-                                                 const c10::IValue& actual) {
-    return compare_outputs(reference, actual, candidate.output_policy());
   }
 
   /// Overrides the default tolerance of the correctness check for this backend.
@@ -261,4 +257,5 @@ class ChannelsLast : public ScriptModuleBackend {
       : ScriptModuleBackend(ScriptRecipe{"ChannelsLast", true, false, true, dtype}) {}
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -27,6 +27,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 namespace detail {
 
@@ -134,4 +135,5 @@ namespace detail {
   return outputs;
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

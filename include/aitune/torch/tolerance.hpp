@@ -26,6 +26,7 @@
 #include <string>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 struct Tolerance {
   double rtol = 1e-4;        ///< relative to each expected element
@@ -88,4 +89,5 @@ struct OutputPolicy {
   std::string unknown_structure{};
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -2,9 +2,11 @@
 #pragma once
 
 /// @file
-/// One call from a model to a TunedModule, and the default candidate list for a device.
+/// One call from a model to a TunedModule (lt::tune with TuneOptions), and the default
+/// candidates for a model or a device.
 
 #include "aitune/core/cached_tuning.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/min_latency_strategy.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/tuning_cache.hpp"
@@ -18,11 +20,14 @@
 #include "aitune/torch/tuning_key.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// The candidates worth trying by default: frozen, optimize_for_inference, channels-last, and
 /// the reduced precisions the device runs well (bf16 on the CPU; fp16 and bf16 on CUDA, where
@@ -70,63 +75,52 @@ namespace aitune::lt {
   return specialised ? ShapeCheck::exact : ShapeCheck::rank;
 }
 
-/// Tunes `model` over `candidates` with MinLatencyStrategy and returns the tuned module.
+/// What a tuning may be told besides the model and samples. Every field has a default, so
+/// `lt::tune(model, samples)` takes them all; name the fields you set:
+/// `lt::tune(model, samples, {.config = config, .cache = &cache})`.
+struct TuneOptions {
+  /// The backends to try, in order of preference for near ties (default: default_candidates).
+  std::optional<std::vector<AnyBackend>> candidates{};
+  /// The strategy's settings (default: the interleaved race, the confident-median rule, a 60 s
+  /// budget, progress lines on standard error; `StrategyConfig{}.set_sink(null_sink())`
+  /// silences them) and the module's name in the report (StrategyConfig::set_module_name).
+  StrategyConfig config{};
+  /// A tuning cache, for a server's start-up (not owned: it must outlive the call, and a
+  /// BackgroundTunedModule). On a hit the decision it holds for this model, inputs, machine,
+  /// candidates and settings (tuning_key) is rebuilt and checked once with no measurement,
+  /// against the baseline's outputs stored with it (or, for other sample values, the baseline
+  /// built again); on a miss the tuning's decision is stored. A cached choice that fails its
+  /// check now is a warning and a tuning that replaces the entry; an unreadable cache file is a
+  /// warning (the config's sink) and a tuning. The report says which (TuneReport::cache_hit).
+  const TuningCache* cache = nullptr;
+  /// The cache key, for a caller that made it already with tuning_key(model, samples,
+  /// candidates, config, cache) to look it up itself (default: made here). A key made otherwise
+  /// must cover as much, or a hit can hand back a stale decision. Needs `cache`.
+  std::optional<nlohmann::json> key{};
+};
+
+/// Tunes `model` on its batch-size-1 `samples` with MinLatencyStrategy and returns the tuned
+/// module; see TuneOptions for the candidates, settings and cache.
 [[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
-                                      std::vector<AnyBackend> candidates,
-                                      StrategyConfig config = {},
-                                      std::string module_name = "model") {
+                                      TuneOptions options = {}) {
+  if (options.key && options.cache == nullptr) {
+    throw ConfigError("TuneOptions::key is a tuning cache's key: set TuneOptions::cache too");
+  }
+  std::vector<AnyBackend> candidates =
+      options.candidates ? std::move(*options.candidates) : default_candidates(model);
   const ShapeCheck shapes = shape_check_for(model, candidates);
-  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
-  return TunedModule(strategy.tune(model, samples, std::move(module_name)), samples, shapes);
+  if (options.cache == nullptr) {
+    MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
+    return TunedModule(strategy.tune(model, samples), samples, shapes);
+  }
+  const nlohmann::json key =
+      options.key ? std::move(*options.key)
+                  : tuning_key(model, samples, candidates, options.config, *options.cache);
+  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
+  return TunedModule(
+      tune_with_cache(strategy, *options.cache, key, model, std::span<const Sample>(samples)),
+      samples, shapes);
 }
 
-/// The one call: tunes `model` on its batch-size-1 `samples` over default_candidates(model)
-/// with the default settings and returns the tuned module. The defaults: the interleaved race
-/// and the confident-median rule, a 60 s budget (default_time_budget_ms, as aitune-tune), and
-/// progress lines on standard error (`StrategyConfig{}.set_sink(null_sink())` silences them).
-[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
-                                      StrategyConfig config = {},
-                                      std::string module_name = "model") {
-  return tune(model, samples, default_candidates(model), std::move(config), std::move(module_name));
-}
-
-/// As the call below, with the key already made by tuning_key(model, samples, candidates, config,
-/// cache): for a caller that also looks the key up itself (aitune-tune skips its input check
-/// on a hit). A key made otherwise must cover as much, or a hit can hand back a stale decision.
-[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
-                                      const TuningCache& cache, const nlohmann::json& key,
-                                      std::vector<AnyBackend> candidates,
-                                      StrategyConfig config = {},
-                                      std::string module_name = "model") {
-  const ShapeCheck shapes = shape_check_for(model, candidates);
-  MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(config));
-  return TunedModule(tune_with_cache(strategy, cache, key, model, std::span<const Sample>(samples),
-                                     std::move(module_name)),
-                     samples, shapes);
-}
-
-/// The call for a server's start-up: the decision `cache` holds for this model, inputs,
-/// machine, candidates and settings (tuning_key), rebuilt and checked once with no measurement,
-/// against the baseline's outputs stored with it (or, for other sample values, against the
-/// baseline built again); or, on a miss, a tuning whose decision is then stored. A cached choice
-/// that fails its check now is a warning and a tuning that replaces the entry; an unreadable
-/// cache file is a warning (config's sink) and a tuning. The report says which happened
-/// (TuneReport::cache_hit).
-[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
-                                      const TuningCache& cache, std::vector<AnyBackend> candidates,
-                                      StrategyConfig config = {},
-                                      std::string module_name = "model") {
-  const nlohmann::json key = tuning_key(model, samples, candidates, config, cache);
-  return tune(model, samples, cache, key, std::move(candidates), std::move(config),
-              std::move(module_name));
-}
-
-/// As above over default_candidates(model).
-[[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
-                                      const TuningCache& cache, StrategyConfig config = {},
-                                      std::string module_name = "model") {
-  return tune(model, samples, cache, default_candidates(model), std::move(config),
-              std::move(module_name));
-}
-
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

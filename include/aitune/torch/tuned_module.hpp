@@ -33,6 +33,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 /// How much of a tensor input's shape a tuned module holds its callers to.
 enum class ShapeCheck {
@@ -224,4 +225,5 @@ class TunedModule {
   OutputDtype output_dtype_ = OutputDtype::as_baseline;
 };
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

@@ -6,10 +6,11 @@
 /// environment of the report. The key covers the model's content, the inputs' shapes and dtypes,
 /// the machine (CPU model and threads; GPU, compute capability, CUDA runtime, driver and cuDNN
 /// versions), LibTorch's intra-op threads, the LibTorch and aitune versions, every candidate
-/// (its key, description, tolerance and the content of any file it loads) and the settings of
-/// the decision and the measurement. Anything else (the time of day, the path of the model
-/// file) is left out, so identical machines share entries.
+/// (its key, description, tolerance and the content of any file it loads) and every setting
+/// that can change the decision, by value (settings_key). Anything else (the time of day, the path
+/// of the model file) is left out, so identical machines share entries.
 
+#include "aitune/core/settings_key.hpp"
 #include "aitune/core/sha256.hpp"
 #include "aitune/core/strategy_config.hpp"
 #include "aitune/core/tuning_cache.hpp"
@@ -41,6 +42,7 @@
 #include <vector>
 
 namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
 
 namespace detail {
 
@@ -127,16 +129,6 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
                       {"tolerance", candidate.output_policy().tolerance.describe()},
                       {"files_sha256", files}});
   }
-  const ProfilingConfig& profiling = config.profiling();
-  nlohmann::json settings{{"performance_validation", config.performance_validation()},
-                          {"correctness_check", config.correctness_check()},
-                          {"decision", config.decision().describe()},
-                          {"schedule", to_string(profiling.schedule())},
-                          {"measurement", profiling.schedule() == Schedule::interleaved
-                                              ? profiling.race().describe()
-                                              : profiling.stop_rule().describe()},
-                          {"time_budget_ms", profiling.time_budget_ms()},
-                          {"candidate_time_budget_ms", profiling.candidate_time_budget_ms()}};
   return {{"model_sha256", model_sha256},
           {"model_format", model.is_exported() ? "torch.export" : "torchscript"},
           {"inputs", inputs},
@@ -145,7 +137,7 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
           {"libtorch", libtorch_version()},
           {"aitune", aitune::version},
           {"candidates", listed},
-          {"settings", settings}};
+          {"settings", settings_key(config)}};
 }
 
 /// As above, with the file digests from `cache`'s memo: a restart does not read the model
@@ -158,4 +150,5 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
                     [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
 }
 
+}  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt
