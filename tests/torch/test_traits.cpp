@@ -19,6 +19,7 @@ using namespace aitune::lt;
 
 TEST_CASE("A strategy over LibTorch backends times with DeviceTimer whatever the includes",
           "[traits]") {
+  CHECK_FALSE(std::is_same_v<default_timer_t<AnyBackend>, HostTimer>);  // kernel launches on a GPU
   CHECK(std::is_same_v<default_timer_t<AnyBackend>, DeviceTimer>);
   CHECK(
       std::is_same_v<MinLatencyStrategy<AnyBackend>, MinLatencyStrategy<AnyBackend, DeviceTimer>>);
