@@ -2,40 +2,28 @@
 #pragma once
 
 /// @file
-/// The torch-free core of aitune-cpp. Includes no LibTorch and no CUDA header; a ctest proves
-/// it. For the LibTorch backends include <aitune/torch.hpp>.
+/// The public face of the torch-free core: what a program that tunes its own backends needs.
+/// Includes no LibTorch and no CUDA header; a ctest proves it. For the LibTorch backends
+/// include <aitune/torch.hpp>.
+///
+/// - a backend: aitune::Backend, aitune::BackendLifecycle (core/backend.hpp), and the
+///   customisation points a family specialises (core/customization.hpp);
+/// - the tuning: aitune::MinLatencyStrategy, its StrategyConfig (decision, measurement,
+///   sink, progress) and its TuneResult (core/strategy/);
+/// - the report: aitune::TuneReport, render_table, to_json and report_from_json
+///   (core/report/report.hpp), and write_json_file to write it (core/text/json_file.hpp).
+///
+/// Opt-in, each with its own header: the tuning cache (core/cache/cached_tuning.hpp), the
+/// report as markdown and as an SVG chart (core/report/markdown.hpp, core/report/svg.hpp).
+/// <aitune/all.hpp> includes every core header. The engine behind the strategy (the race,
+/// the statistics, the decision's rules) is in core/measure/, core/stats/ and
+/// core/decision/, its internals in namespace aitune::detail.
 
 #include "aitune/core/backend.hpp"
-#include "aitune/core/base64.hpp"
-#include "aitune/core/cached_tuning.hpp"
 #include "aitune/core/customization.hpp"
-#include "aitune/core/decision_config.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/json_file.hpp"
-#include "aitune/core/latency_decider.hpp"
-#include "aitune/core/latency_decision.hpp"
-#include "aitune/core/latency_race.hpp"
-#include "aitune/core/latency_stats.hpp"
-#include "aitune/core/measure_backends.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/median_interval.hpp"
-#include "aitune/core/memory_use.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/min_latency_strategy.hpp"
-#include "aitune/core/paired_rounds.hpp"
-#include "aitune/core/profiling_config.hpp"
-#include "aitune/core/profiling_loop.hpp"
-#include "aitune/core/progress.hpp"
-#include "aitune/core/race_config.hpp"
-#include "aitune/core/report.hpp"
-#include "aitune/core/report_markdown.hpp"
-#include "aitune/core/report_svg.hpp"
-#include "aitune/core/results.hpp"
-#include "aitune/core/settings_key.hpp"
-#include "aitune/core/sha256.hpp"
-#include "aitune/core/stop_rules.hpp"
-#include "aitune/core/strategy_config.hpp"
-#include "aitune/core/timer.hpp"
-#include "aitune/core/tuning_cache.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
+#include "aitune/core/text/json_file.hpp"
 #include "aitune/version.hpp"

@@ -5,7 +5,7 @@
 /// The core plus the LibTorch layer (namespace aitune::lt): TorchScript backends, the output
 /// comparison, AnyBackend, TunedModule. Link LibTorch (`${TORCH_LIBRARIES}`) to use it.
 
-#include "aitune/aitune.hpp"
+#include "aitune/all.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/background_tuning.hpp"

@@ -13,6 +13,7 @@
 #include <vector>
 
 using namespace aitune;
+using namespace aitune::detail;  // the engine: the race, the looks, timed calls
 using namespace aitune::testing;
 using Catch::Detail::Approx;
 

@@ -4,7 +4,7 @@
 // Fake backends for the core tests: each "call" advances a shared VirtualClock by a scripted
 // latency, so strategy tests are deterministic and take microseconds.
 
-#include <aitune/aitune.hpp>
+#include <aitune/all.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

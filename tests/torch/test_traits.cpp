@@ -3,7 +3,7 @@
 // includes. This file includes only what a server that holds a TunedModule and runs the
 // strategy includes (not device_timer.hpp, nor aitune/torch.hpp): it must get the same timer,
 // checker and codec as every other translation unit.
-#include "aitune/core/min_latency_strategy.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/torch/tuned_module.hpp"
 
 #ifdef CHECK

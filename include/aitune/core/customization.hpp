@@ -19,7 +19,7 @@
 ///
 /// Specialise the traits for a backend type you do not own.
 
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/timer.hpp"
 
 #include <concepts>
 #include <exception>

@@ -11,7 +11,7 @@
 /// blocking kernel hides them. The host time of the same call (steady_clock, from before the
 /// call to after the synchronisation) is kept too.
 
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/timer.hpp"
 #include "aitune/cuda/cuda_check.hpp"
 #include "aitune/cuda/cuda_event.hpp"
 

@@ -11,7 +11,7 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/timer.hpp"
 
 #include <fmt/format.h>
 

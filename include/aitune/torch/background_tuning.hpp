@@ -15,10 +15,10 @@
 /// what the requests allocate meanwhile. Tune at a quiet moment (or with lt::tune before
 /// serving) where the decision matters more than the start-up time.
 
+#include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/report.hpp"
-#include "aitune/core/strategy_config.hpp"
-#include "aitune/core/tuning_cache.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/tune.hpp"

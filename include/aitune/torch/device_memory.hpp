@@ -7,7 +7,7 @@
 /// what the allocator reserves, nor memory a library allocates past it (cuDNN's own
 /// workspaces, an AOTInductor model's constants are included only where they come through it).
 
-#include "aitune/core/memory_use.hpp"
+#include "aitune/core/measure/memory_use.hpp"
 #include "aitune/torch/config.hpp"
 
 #include <c10/core/Device.h>

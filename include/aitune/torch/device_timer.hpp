@@ -8,7 +8,7 @@
 /// with the host clock. Compiled without CUDA it is the host timer.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/timer.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/model.hpp"
 

@@ -6,7 +6,7 @@
 /// and random batch-size-1 inputs made from them.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/option_text.hpp"
+#include "aitune/core/text/option_text.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/model.hpp"
@@ -46,7 +46,7 @@ struct InputSpec {
   }
 };
 
-/// Parses `DxDx...xD[:dtype][[LOW,HIGH)]` (core/option_text.hpp), e.g. `1x3x224x224`,
+/// Parses `DxDx...xD[:dtype][[LOW,HIGH)]` (core/text/option_text.hpp), e.g. `1x3x224x224`,
 /// `1x64:int64` or `1x64:int64[0,30522)` for token ids of a 30522-word vocabulary. The default
 /// dtype is float32. An integer range must have integer bounds the dtype can hold; a boolean
 /// input takes no range.

@@ -7,7 +7,7 @@
 /// `--tolerance` options parse into these.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/option_text.hpp"
+#include "aitune/core/text/option_text.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/tolerance.hpp"
@@ -24,7 +24,7 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-// The precision names and the tolerance syntax are parsed torch-free (core/option_text.hpp).
+// The precision names and the tolerance syntax are parsed torch-free (core/text/option_text.hpp).
 using aitune::known_precisions;
 using aitune::parse_precision;
 

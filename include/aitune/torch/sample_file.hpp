@@ -10,7 +10,7 @@
 /// container torch.save writes - and behind it the structure a Sample may have.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/zip_structure.hpp"
+#include "aitune/core/text/zip_structure.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"

@@ -18,7 +18,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
-#include "aitune/core/memory_use.hpp"
+#include "aitune/core/measure/memory_use.hpp"
 #include "aitune/torch/compare_outputs.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/device_memory.hpp"

@@ -5,11 +5,11 @@
 /// One call from a model to a TunedModule (lt::tune with TuneOptions), and the default
 /// candidates for a model or a device.
 
-#include "aitune/core/cached_tuning.hpp"
+#include "aitune/core/cache/cached_tuning.hpp"
+#include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/min_latency_strategy.hpp"
-#include "aitune/core/strategy_config.hpp"
-#include "aitune/core/tuning_cache.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/cuda_graph.hpp"

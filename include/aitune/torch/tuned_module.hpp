@@ -14,8 +14,8 @@
 /// InferenceMode before changing them in place or using them with autograd.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/min_latency_strategy.hpp"
-#include "aitune/core/report.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"

@@ -10,10 +10,10 @@
 /// that can change the decision, by value (settings_key). Anything else (the time of day, the path
 /// of the model file) is left out, so identical machines share entries.
 
-#include "aitune/core/settings_key.hpp"
-#include "aitune/core/sha256.hpp"
-#include "aitune/core/strategy_config.hpp"
-#include "aitune/core/tuning_cache.hpp"
+#include "aitune/core/cache/settings_key.hpp"
+#include "aitune/core/cache/sha256.hpp"
+#include "aitune/core/cache/tuning_cache.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/config.hpp"
 #include "aitune/torch/inputs.hpp"

@@ -4,10 +4,10 @@
 /// @file
 /// Every parameter of the decision in one type: the rule, the minimum gain worth switching for,
 /// the tie margin between candidates and the error the whole procedure may make. The race's
-/// looks and the final decision both read it (latency_decision.hpp, latency_decider.hpp).
+/// looks and the final decision both read it (decision/rules.hpp, decision/decider.hpp).
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/stop_rules.hpp"
+#include "aitune/core/measure/stop_rules.hpp"
 
 #include <fmt/format.h>
 

@@ -5,16 +5,16 @@
 /// The decision: how two measured candidates rank (is_better), and the one verdict on whether
 /// the best displaces the baseline, with the sentence that explains it (verdict). Every
 /// schedule ends here. The race's looks ask the switch question with the same rule
-/// (latency_decision.hpp's judge_look) at the same level (DecisionConfig::baseline_tail), and
+/// (decision/rules.hpp's judge_look) at the same level (DecisionConfig::baseline_tail), and
 /// a raced tuning's verdict is their answer.
 
-#include "aitune/core/decision_config.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/latency_decision.hpp"
-#include "aitune/core/median_interval.hpp"
-#include "aitune/core/paired_rounds.hpp"
-#include "aitune/core/report.hpp"
-#include "aitune/core/results.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/decision/rules.hpp"
+#include "aitune/core/report/format.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/stats/median_interval.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/strategy/results.hpp"
 
 #include <fmt/format.h>
 
@@ -49,8 +49,8 @@ class LatencyDecider {
   /// a lower mean.
   [[nodiscard]] bool is_better(const Result& result, const Result& other) const {
     if (aitune_rule()) return result.stats.mean < other.stats.mean;
-    return displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
-                            config_.tie_margin());
+    return detail::displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
+                                    config_.tie_margin());
   }
 
   /// Does `best`, the best candidate, displace the baseline, and why (or why not)? Computed
@@ -69,8 +69,8 @@ class LatencyDecider {
     } else if (by_looks) {
       verdict.displaces = *by_looks;
     } else {
-      verdict.displaces = displaces_baseline_apart(best.samples_ms, baseline.samples_ms,
-                                                   baseline_tail_alpha_, config_.min_gain());
+      verdict.displaces = detail::displaces_baseline_apart(
+          best.samples_ms, baseline.samples_ms, baseline_tail_alpha_, config_.min_gain());
     }
     verdict.why = verdict.displaces ? why_selected(best, baseline, name, verdict.ratio)
                                     : why_kept(best, baseline, name, verdict.ratio);

@@ -7,7 +7,7 @@
 /// decides").
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/stop_rules.hpp"
+#include "aitune/core/measure/stop_rules.hpp"
 
 #include <fmt/format.h>
 

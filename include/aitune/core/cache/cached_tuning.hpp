@@ -12,13 +12,13 @@
 /// entry without them, or stored outputs that cannot be read (a warning) build the baseline.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/cache/sha256.hpp"
+#include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/min_latency_strategy.hpp"
-#include "aitune/core/report.hpp"
-#include "aitune/core/sha256.hpp"
-#include "aitune/core/tuning_cache.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -13,7 +13,7 @@
 /// interval of ratios is the exponent of the interval of log-ratios.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/latency_stats.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
 
 #include <algorithm>
 #include <cmath>

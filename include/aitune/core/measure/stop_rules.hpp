@@ -9,7 +9,7 @@
 /// rejected at construction with aitune::ConfigError.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/latency_stats.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
 
 #include <fmt/format.h>
 

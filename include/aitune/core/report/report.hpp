@@ -7,13 +7,13 @@
 /// (render_table) and as JSON for programs (to_json).
 
 #include "aitune/core/customization.hpp"
-#include "aitune/core/decision_config.hpp"
+#include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/latency_stats.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/memory_use.hpp"
-#include "aitune/core/race_config.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/memory_use.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/report/format.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 ///    each round (seeded), so drift hits everyone alike. The first call of a block may be
 ///    discarded (it pays for caches the previous backend evicted); the block's value is the
 ///    median of its kept calls.
-/// 3. Looks, at growing round counts: the leader is ranked (latency_decision.hpp); every rival's
+/// 3. Looks, at growing round counts: the leader is ranked (decision/rules.hpp); every rival's
 ///    paired ratio to the leader gets a sign-test interval at the look's share of alpha. A rival
 ///    confidently slower than the leader, or one that confidently cannot beat the baseline by the
 ///    minimum gain, is dropped (racing). The race is settled when every rival is either
@@ -20,16 +20,16 @@
 /// The race also ends when the tuning's time budget, the call budget, the round budget or the
 /// looks run out; the decision then uses the data it has.
 
-#include "aitune/core/decision_config.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/decision/rules.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/latency_decision.hpp"
-#include "aitune/core/latency_stats.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/paired_rounds.hpp"
-#include "aitune/core/race_config.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/timer.hpp"
+#include "aitune/core/report/format.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -45,16 +45,13 @@
 #include <utility>
 #include <vector>
 
-namespace aitune {
+namespace aitune::detail {
 
-namespace detail {
 /// Block values are medians of the kept calls.
 inline double block_value(std::vector<double> kept) {
   std::sort(kept.begin(), kept.end());
   return quantile_of_sorted(kept, 0.5);
 }
-}  // namespace detail
-
 template <Timer T>
 class LatencyRace {
  public:
@@ -314,12 +311,12 @@ class LatencyRace {
     std::string text = fmt::format("leader {}", (*entrants_)[*verdict.leader].name);
     if (verdict.leader_vs_baseline) {
       const auto& ci = *verdict.leader_vs_baseline;
-      text += fmt::format(", to the baseline {}", format_ratio(ci));
+      text += fmt::format(", to the baseline {}", labelled_ratio(ci));
     }
     if (verdict.runner_up && verdict.runner_up_vs_leader &&
         !(*entrants_)[*verdict.runner_up].is_baseline) {
       text += fmt::format(", closest rival {} at {}", (*entrants_)[*verdict.runner_up].name,
-                          format_ratio(*verdict.runner_up_vs_leader));
+                          labelled_ratio(*verdict.runner_up_vs_leader));
     }
     return text + (verdict.settled ? ", settled" : "");
   }
@@ -359,4 +356,4 @@ class LatencyRace {
   int last_look_round_ = 0;
 };
 
-}  // namespace aitune
+}  // namespace aitune::detail

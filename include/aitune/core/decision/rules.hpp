@@ -14,12 +14,12 @@
 ///
 /// Series without common rounds (the sequential schedule) fall back to unpaired comparisons.
 
-#include "aitune/core/decision_config.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/latency_stats.hpp"
-#include "aitune/core/median_interval.hpp"
-#include "aitune/core/paired_rounds.hpp"
-#include "aitune/core/trimmed_mean_interval.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/report/format.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/median_interval.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/stats/trimmed_mean_interval.hpp"
 
 #include <fmt/format.h>
 
@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-namespace aitune {
+namespace aitune::detail {
 
 /// `ratio 0.712 [0.690, 0.731]`
-[[nodiscard]] inline std::string format_ratio(const MedianInterval& ci) {
+[[nodiscard]] inline std::string labelled_ratio(const MedianInterval& ci) {
   return "ratio " + format_ratio(ci.median, ci.low, ci.high);
 }
 
@@ -155,7 +155,7 @@ struct LookLevels {
     if (slower.low > 1.0) {
       verdict.drop.push_back(i);
       verdict.drop_reasons[i] =
-          fmt::format("confidently slower than the leader ({})", format_ratio(slower));
+          fmt::format("confidently slower than the leader ({})", labelled_ratio(slower));
       continue;
     }
     if (with_baseline) {
@@ -190,4 +190,4 @@ struct LookLevels {
   return verdict;
 }
 
-}  // namespace aitune
+}  // namespace aitune::detail

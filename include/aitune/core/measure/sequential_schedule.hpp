@@ -6,10 +6,10 @@
 /// calls, then timed calls until the stop rule is satisfied.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/stop_rules.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/stop_rules.hpp"
+#include "aitune/core/measure/timer.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include <limits>
 #include <vector>
 
-namespace aitune {
+namespace aitune::detail {
 
 /// A safety net for user-written stop rules that never finish.
 inline constexpr std::size_t max_timed_calls = 1'000'000;
@@ -91,4 +91,4 @@ template <Timer T>
   return measurement;
 }
 
-}  // namespace aitune
+}  // namespace aitune::detail

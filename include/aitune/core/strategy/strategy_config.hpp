@@ -4,10 +4,10 @@
 /// @file
 /// The switches of a tuning strategy.
 
-#include "aitune/core/decision_config.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/profiling_config.hpp"
-#include "aitune/core/progress.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/strategy/progress.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <stop_token>
 #include <string>

@@ -33,7 +33,7 @@ namespace aitune {
   return std::isfinite(speedup) ? format_fixed(speedup, 2) + "x" : std::string("-");
 }
 
-/// `ratio 0.712 [0.690, 0.731]`; a bound the data cannot give yet (too few rounds for the
+/// `0.712 [0.690, 0.731]`; a bound the data cannot give yet (too few rounds for the
 /// level) is written `-`.
 [[nodiscard]] inline std::string format_ratio(double ratio, double low, double high) {
   return fmt::format("{} [{}, {}]", format_fixed(ratio), format_fixed(low), format_fixed(high));

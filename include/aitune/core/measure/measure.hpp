@@ -3,21 +3,21 @@
 
 /// @file
 /// The one measurement interface: entrants in, a Measurement out, by the configured schedule -
-/// the interleaved race (latency_race.hpp) or each backend alone (profiling_loop.hpp).
+/// the interleaved race (measure/race.hpp) or each backend alone (measure/sequential_schedule.hpp).
 
-#include "aitune/core/decision_config.hpp"
-#include "aitune/core/latency_race.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/profiling_config.hpp"
-#include "aitune/core/profiling_loop.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/measure/race.hpp"
+#include "aitune/core/measure/sequential_schedule.hpp"
+#include "aitune/core/measure/timer.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <algorithm>
 #include <cstddef>
 #include <vector>
 
-namespace aitune {
+namespace aitune::detail {
 
 /// Measures `entrants` (at most one of them the baseline) until the schedule's rule, a budget or
 /// `deadline_ms` ends it. `candidates_in_tuning` is how many candidates the whole tuning
@@ -44,4 +44,4 @@ measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profilin
   throw Error("unknown schedule");
 }
 
-}  // namespace aitune
+}  // namespace aitune::detail

@@ -5,8 +5,8 @@
 /// How a strategy profiles each backend.
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/race_config.hpp"
-#include "aitune/core/stop_rules.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/stop_rules.hpp"
 
 #include <fmt/format.h>
 

@@ -2,10 +2,10 @@
 #pragma once
 
 /// @file
-/// What a measurement takes and gives, the same for both schedules (measure_backends.hpp):
+/// What a measurement takes and gives, the same for both schedules (measure/measure.hpp):
 /// entrants in, one lane per entrant and how it ended out.
 
-#include "aitune/core/paired_rounds.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -16,6 +16,37 @@
 #include <vector>
 
 namespace aitune {
+
+/// Why a measurement ended.
+enum class StopReason {
+  not_measured,  ///< nothing was measured
+  settled,       ///< the race's decision settled and was confirmed
+  looks_used,    ///< every look was used without settling
+  fixed_rounds,  ///< the aitune rule: the first look's rounds, no looks; the caller decides
+  time_budget,   ///< the tuning's time budget was spent
+  round_budget,  ///< the race's round budget was spent
+  call_budget,   ///< the race's call budget was spent
+  nothing_left,  ///< every backend failed or was dropped
+  stop_rule,     ///< the sequential schedule: each backend timed alone by the stop rule
+};
+
+/// A stable token for programs (the JSON report).
+[[nodiscard]] constexpr std::string_view to_string(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::not_measured: return "not_measured";
+    case StopReason::settled: return "settled";
+    case StopReason::looks_used: return "looks_used";
+    case StopReason::fixed_rounds: return "fixed_rounds";
+    case StopReason::time_budget: return "time_budget";
+    case StopReason::round_budget: return "round_budget";
+    case StopReason::call_budget: return "call_budget";
+    case StopReason::nothing_left: return "nothing_left";
+    case StopReason::stop_rule: return "stop_rule";
+  }
+  return "unknown";
+}
+
+namespace detail {
 
 /// One backend to be measured.
 struct Entrant {
@@ -55,35 +86,6 @@ struct SwitchByLooks {
   std::optional<std::size_t> entrant{};
 };
 
-/// Why a measurement ended.
-enum class StopReason {
-  not_measured,  ///< nothing was measured
-  settled,       ///< the race's decision settled and was confirmed
-  looks_used,    ///< every look was used without settling
-  fixed_rounds,  ///< the aitune rule: the first look's rounds, no looks; the caller decides
-  time_budget,   ///< the tuning's time budget was spent
-  round_budget,  ///< the race's round budget was spent
-  call_budget,   ///< the race's call budget was spent
-  nothing_left,  ///< every backend failed or was dropped
-  stop_rule,     ///< the sequential schedule: each backend timed alone by the stop rule
-};
-
-/// A stable token for programs (the JSON report).
-[[nodiscard]] constexpr std::string_view to_string(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::not_measured: return "not_measured";
-    case StopReason::settled: return "settled";
-    case StopReason::looks_used: return "looks_used";
-    case StopReason::fixed_rounds: return "fixed_rounds";
-    case StopReason::time_budget: return "time_budget";
-    case StopReason::round_budget: return "round_budget";
-    case StopReason::call_budget: return "call_budget";
-    case StopReason::nothing_left: return "nothing_left";
-    case StopReason::stop_rule: return "stop_rule";
-  }
-  return "unknown";
-}
-
 /// The verdict of one measurement: the lanes, in the order of the entrants, and the level the
 /// decision compares with the baseline at.
 struct Measurement {
@@ -99,5 +101,7 @@ struct Measurement {
   /// the sequential schedule and the aitune rule, whose results the decider tests itself.
   std::optional<SwitchByLooks> switch_verdict{};
 };
+
+}  // namespace detail
 
 }  // namespace aitune

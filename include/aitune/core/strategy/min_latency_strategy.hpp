@@ -12,12 +12,12 @@
 ///   prepare    the same for the baseline and each candidate: name it, build it, run the samples
 ///              through it (a candidate's outputs are checked against the reference). A failure
 ///              is recorded with its step and cause, the backend is freed, the tuning goes on;
-///   measure    the prepared backends, by the schedule (measure_backends.hpp): the interleaved
+///   measure    the prepared backends, by the schedule (measure/measure.hpp): the interleaved
 ///              race measures all of them together once every candidate is prepared; the
 ///              sequential schedule measures each one as soon as it is prepared, so that losers
 ///              are freed as it goes;
 ///   settle     turns each measured lane into a result and a report row, and keeps the best
-///              candidate so far by is_better (latency_decider.hpp); the others are freed;
+///              candidate so far by is_better (decision/decider.hpp); the others are freed;
 ///   resolve    the best candidate if it displaces the baseline, else the baseline; activated
 ///              and handed back (the other choice when its activate() throws);
 ///   post_tune  the summary line.
@@ -30,20 +30,20 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/decision/decider.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/format.hpp"
-#include "aitune/core/latency_decider.hpp"
-#include "aitune/core/latency_stats.hpp"
-#include "aitune/core/measure_backends.hpp"
-#include "aitune/core/measurement.hpp"
-#include "aitune/core/memory_use.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/profiling_config.hpp"
-#include "aitune/core/progress.hpp"
-#include "aitune/core/report.hpp"
-#include "aitune/core/results.hpp"
-#include "aitune/core/strategy_config.hpp"
-#include "aitune/core/timer.hpp"
+#include "aitune/core/measure/measure.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/memory_use.hpp"
+#include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/measure/timer.hpp"
+#include "aitune/core/report/format.hpp"
+#include "aitune/core/report/report.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/strategy/progress.hpp"
+#include "aitune/core/strategy/results.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -542,7 +542,7 @@ class MinLatencyStrategy {
 
   /// Measures whatever is prepared and waiting (the baseline first), then settles each lane.
   void measure(Run& run) {
-    std::vector<Entrant> entrants;
+    std::vector<detail::Entrant> entrants;
     if (run.baseline_waiting) {
       entrants.push_back(entrant(run, *run.baseline, run.report.baseline->backend, true,
                                  std::numeric_limits<double>::infinity()));
@@ -556,9 +556,9 @@ class MinLatencyStrategy {
     if (entrants.size() > 1) {
       log_.info(1, fmt::format("measuring {} backend(s) together", entrants.size()));
     }
-    Measurement measured;
+    detail::Measurement measured;
     try {
-      measured = measure_backends(
+      measured = detail::measure_backends(
           entrants, run.profiling, config_.decision(), timer_, log_, run.deadline_ms,
           candidates_.size(),
           [&](std::size_t rounds, std::optional<std::size_t> leader, std::optional<double> ratio) {
@@ -578,8 +578,8 @@ class MinLatencyStrategy {
       // The measurement itself failed (not one backend): every entrant is unmeasured.
       const std::string cause = fmt::format("the measurement failed: {}", failure_text());
       log_.warn(1, cause);
-      measured.lanes.assign(entrants.size(), Lane{});
-      for (Lane& lane : measured.lanes)
+      measured.lanes.assign(entrants.size(), detail::Lane{});
+      for (detail::Lane& lane : measured.lanes)
         lane.failure = cause;
     }
     summarize(run, measured);
@@ -604,27 +604,29 @@ class MinLatencyStrategy {
     run.waiting.clear();
   }
 
-  Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline, double budget_ms) {
-    return Entrant{std::move(name), is_baseline,
-                   [this, &backend, &run, samples = run.samples](std::size_t call) {
-                     // A cancelled tuning ends the measurement at the next call.
-                     if (config_.stop_token().stop_requested()) throw CancelledError("cancelled");
-                     ++run.calls_so_far;  // progress is told between rounds, never inside a call
-                     const std::size_t index = call % samples.size();
-                     try {
-                       (void)backend.infer(samples[index]);
-                     } catch (...) {  // the measurement reports it in one line, with the sample
-                       throw Error(samples.size() > 1 ? fmt::format("sample {} of {}: {}", index,
-                                                                    samples.size(), failure_text())
-                                                      : failure_text());
-                     }
-                   },
-                   budget_ms};
+  detail::Entrant entrant(Run& run, B& backend, std::string name, bool is_baseline,
+                          double budget_ms) {
+    return detail::Entrant{
+        std::move(name), is_baseline,
+        [this, &backend, &run, samples = run.samples](std::size_t call) {
+          // A cancelled tuning ends the measurement at the next call.
+          if (config_.stop_token().stop_requested()) throw CancelledError("cancelled");
+          ++run.calls_so_far;  // progress is told between rounds, never inside a call
+          const std::size_t index = call % samples.size();
+          try {
+            (void)backend.infer(samples[index]);
+          } catch (...) {  // the measurement reports it in one line, with the sample
+            throw Error(samples.size() > 1 ? fmt::format("sample {} of {}: {}", index,
+                                                         samples.size(), failure_text())
+                                           : failure_text());
+          }
+        },
+        budget_ms};
   }
 
   /// The measurement's verdict: its level for comparisons with the baseline, and the report's
   /// account of it (the sequential schedule adds up its one-backend measurements).
-  void summarize(Run& run, const Measurement& measured) {
+  void summarize(Run& run, const detail::Measurement& measured) {
     run.baseline_tail_alpha = measured.baseline_tail_alpha;
     MeasurementReport& report = run.report.measurement;
     report.rounds += measured.rounds;
@@ -635,7 +637,7 @@ class MinLatencyStrategy {
       report.confidence = decider(run).confidence();
   }
 
-  void settle_baseline(Run& run, Lane& lane) {
+  void settle_baseline(Run& run, detail::Lane& lane) {
     CandidateReport& entry = *run.report.baseline;
     entry.calls = lane.calls;
     entry.tuning_time_ms += lane.time_ms;
@@ -659,7 +661,7 @@ class MinLatencyStrategy {
     if (measures_as_it_goes()) release(*run.baseline);
   }
 
-  void settle_candidate(Run& run, Prepared& prepared, Lane& lane) {
+  void settle_candidate(Run& run, Prepared& prepared, detail::Lane& lane) {
     CandidateReport& entry = run.report.candidates[prepared.index];
     entry.calls = lane.calls;
     entry.tuning_time_ms = prepared.spent_ms + lane.time_ms;
@@ -683,7 +685,7 @@ class MinLatencyStrategy {
 
   /// A lane's result; none when it failed, measured nothing, or its times make no statistics
   /// (then the lane's failure says why).
-  static std::optional<Result> result_of(Lane& lane) {
+  static std::optional<Result> result_of(detail::Lane& lane) {
     if (lane.failure || lane.kept_calls_ms.empty()) return std::nullopt;
     try {
       const LatencyStats stats = LatencyStats::from_samples(lane.kept_calls_ms);

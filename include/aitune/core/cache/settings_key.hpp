@@ -10,10 +10,10 @@
 /// Left out, because they cannot change which backend is chosen: where messages and progress
 /// go, the stop token, full error text and the memory watch.
 
-#include "aitune/core/decision_config.hpp"
-#include "aitune/core/profiling_config.hpp"
-#include "aitune/core/race_config.hpp"
-#include "aitune/core/strategy_config.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
 
 #include <nlohmann/json.hpp>
 

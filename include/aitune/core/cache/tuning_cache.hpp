@@ -34,10 +34,10 @@
 /// last two seconds is not remembered (its next change could keep the same times, as git's
 /// "racy" index entries), and a file replaced, rewritten or touched gets new times.
 
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/json_file.hpp"
-#include "aitune/core/message_sink.hpp"
-#include "aitune/core/sha256.hpp"
+#include "aitune/core/text/json_file.hpp"
+#include "aitune/core/text/message_sink.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
