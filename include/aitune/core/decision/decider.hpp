@@ -9,12 +9,12 @@
 /// a raced tuning's verdict is their answer.
 
 #include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/decision/results.hpp"
 #include "aitune/core/decision/rules.hpp"
-#include "aitune/core/report/format.hpp"
-#include "aitune/core/report/report.hpp"
 #include "aitune/core/stats/median_interval.hpp"
 #include "aitune/core/stats/paired_rounds.hpp"
-#include "aitune/core/strategy/results.hpp"
+#include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 /// looks and the final decision both read it (decision/rules.hpp, decision/decider.hpp).
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/measure/stop_rules.hpp"
+#include "aitune/core/validate.hpp"
 
 #include <fmt/format.h>
 

@@ -26,9 +26,9 @@
 #include "aitune/core/measure/measurement.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/timer.hpp"
-#include "aitune/core/report/format.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>

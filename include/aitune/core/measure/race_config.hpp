@@ -7,7 +7,7 @@
 /// decides").
 
 #include "aitune/core/error.hpp"
-#include "aitune/core/measure/stop_rules.hpp"
+#include "aitune/core/validate.hpp"
 
 #include <fmt/format.h>
 

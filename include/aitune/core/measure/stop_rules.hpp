@@ -10,6 +10,7 @@
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/validate.hpp"
 
 #include <fmt/format.h>
 
@@ -47,21 +48,6 @@ class StopRule {
   }
   virtual std::string do_describe() const = 0;
 };
-
-namespace detail {
-inline int require_at_least(int value, int minimum, const char* what) {
-  if (value < minimum) {
-    throw ConfigError(fmt::format("{} must be at least {}, got {}", what, minimum, value));
-  }
-  return value;
-}
-inline double require_ratio(double value, const char* what) {
-  if (!(value >= 0.0 && value <= 1.0)) {
-    throw ConfigError(fmt::format("{} must be within [0, 1], got {}", what, value));
-  }
-  return value;
-}
-}  // namespace detail
 
 /// A fixed number of warm-up calls, then a fixed number of timed calls (aitune's default:
 /// 10 warm-up, 20 measured).

@@ -6,8 +6,8 @@
 /// first, then one table row per backend, the reasons, how it was measured and, when given, the
 /// environment.
 
-#include "aitune/core/report/format.hpp"
 #include "aitune/core/report/report.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

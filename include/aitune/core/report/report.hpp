@@ -12,8 +12,9 @@
 #include "aitune/core/measure/measurement.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
-#include "aitune/core/report/format.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,16 +43,6 @@ enum class CandidateStatus { ok, build_failed, incorrect, measure_failed };
   }
   return "unknown";
 }
-
-/// A backend's latency relative to the baseline's: the median of the paired per-round ratios
-/// (this / baseline) and its sign-test interval.
-struct RatioReport {
-  double ratio = 1.0;
-  double low = 0.0;
-  double high = 0.0;
-  double confidence = 0.0;  ///< two-sided level of [low, high]
-  std::size_t rounds = 0;   ///< paired rounds behind it
-};
 
 /// How the measurement went.
 struct MeasurementReport {
