@@ -703,7 +703,7 @@ class FaultyBackend : public BackendLifecycle<FaultyBackend> {
       case Fault::wrong_dtype: return out.to(torch::kDouble);
       case Fault::wrong_structure: return c10::ivalue::Tuple::create({out, out});
       case Fault::slow:  // a call that overruns the candidate's budget, but returns
-        if (!measuring) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        if (!measuring) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         break;
       case Fault::deactivate_fails:  // slower, so it loses and is released
         if (measuring) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -764,7 +764,9 @@ TEST_CASE("Failure matrix: every kind of faulty candidate gets a precise reason,
   StrategyConfig config = quick_config(&sink);
   config.set_profiling(ProfilingConfig{}
                            .set_race(RaceConfig{}.set_looks(4, 1.5, 3).set_max_rounds(40))
-                           .set_candidate_time_budget_ms(250.0));
+                           // Room for 20 calls of every candidate on a busy machine (at
+                           // 250 ms the good candidate ran out under a parallel build).
+                           .set_candidate_time_budget_ms(1000.0));
   const TunedModule tuned =
       tune(model, samples, {.candidates = std::move(candidates), .config = config});
   const TuneReport& report = tuned.report();
