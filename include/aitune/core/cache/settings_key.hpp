@@ -29,20 +29,12 @@ namespace detail {
   return std::isinf(budget_ms) ? nlohmann::json("unlimited") : nlohmann::json(budget_ms);
 }
 
-/// The machine token of a rule: a switch without a default, so a new rule is a compile warning
-/// here instead of a key that cannot tell two rules apart.
+/// The machine token of a rule (to_string is its label for people): a switch without a default,
+/// so a new rule is a compile warning here instead of a key that cannot tell two rules apart.
 [[nodiscard]] constexpr std::string_view rule_token(DecisionRule rule) noexcept {
   switch (rule) {
     case DecisionRule::confident_median: return "confident_median";
     case DecisionRule::aitune_mean: return "aitune_mean";
-  }
-  return "unknown";
-}
-
-[[nodiscard]] constexpr std::string_view schedule_token(Schedule schedule) noexcept {
-  switch (schedule) {
-    case Schedule::interleaved: return "interleaved";
-    case Schedule::sequential: return "sequential";
   }
   return "unknown";
 }
@@ -83,7 +75,7 @@ inline void to_json(nlohmann::json& json, const RaceConfig& race) {
 /// describe() text, the only view of a user's rule there is: a rule must name every parameter
 /// there.
 inline void to_json(nlohmann::json& json, const ProfilingConfig& profiling) {
-  json = {{"schedule", detail::schedule_token(profiling.schedule())},
+  json = {{"schedule", to_string(profiling.schedule())},
           {"time_budget_ms", detail::budget_value(profiling.time_budget_ms())},
           {"candidate_time_budget_ms", detail::budget_value(profiling.candidate_time_budget_ms())}};
   if (profiling.schedule() == Schedule::interleaved) {

@@ -29,8 +29,13 @@ enum class DecisionRule {
   aitune_mean,
 };
 
+/// The rule's name for people. A switch, so a new rule is a compile warning here.
 [[nodiscard]] constexpr std::string_view to_string(DecisionRule rule) noexcept {
-  return rule == DecisionRule::confident_median ? "confident median" : "aitune mean";
+  switch (rule) {
+    case DecisionRule::confident_median: return "confident median";
+    case DecisionRule::aitune_mean: return "aitune mean";
+  }
+  return "unknown";
 }
 
 class DecisionConfig {

@@ -30,8 +30,13 @@ enum class Schedule {
   sequential,
 };
 
+/// A stable token (reports, cache keys). A switch, so a new schedule is a compile warning here.
 [[nodiscard]] constexpr std::string_view to_string(Schedule schedule) noexcept {
-  return schedule == Schedule::interleaved ? "interleaved" : "sequential";
+  switch (schedule) {
+    case Schedule::interleaved: return "interleaved";
+    case Schedule::sequential: return "sequential";
+  }
+  return "unknown";
 }
 
 /// Warm-up that adapts: call until latency stops falling (the JIT's profiling runs and cold
