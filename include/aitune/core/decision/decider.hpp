@@ -90,9 +90,6 @@ class LatencyDecider {
     return RatioReport{ci.median, ci.low, ci.high, confidence(), ci.n};
   }
 
-  /// The level the decider compares with the baseline at (each bound's error).
-  [[nodiscard]] double baseline_tail_alpha() const noexcept { return baseline_tail_alpha_; }
-
  private:
   [[nodiscard]] bool aitune_rule() const noexcept {
     return config_.rule() == DecisionRule::aitune_mean;
