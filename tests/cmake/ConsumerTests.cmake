@@ -11,16 +11,21 @@ set(consumer_common_options
     "-Dnlohmann_json_DIR=${nlohmann_json_DIR}"
     "-DAITUNE_VENDORED_INCLUDE_DIR=${AITUNE_VENDORED_INCLUDE_DIR}")
 
+# DIR names the consumer's build folder apart from the test's name: LibTorch's CUDA probe (and
+# other try_compile steps under Unix Makefiles) cannot compile in a path with spaces or brackets.
 function(aitune_add_consumer_test name)
-  cmake_parse_arguments(arg "" "PROGRAM" "OPTIONS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(arg "" "PROGRAM;DIR" "OPTIONS;FIXTURES" ${ARGN})
   if(NOT arg_PROGRAM)
     set(arg_PROGRAM consumer)
   endif()
+  if(NOT arg_DIR MATCHES "^[A-Za-z0-9_.-]+$")
+    message(FATAL_ERROR "aitune_add_consumer_test(${name}): DIR '${arg_DIR}' must be a plain folder name")
+  endif()
   add_test(NAME "packaging: consumer via ${name}"
            COMMAND "${CMAKE_CTEST_COMMAND}" --build-and-test "${consumer_src}"
-                   "${consumer_bin}/${name}" --build-generator "${CMAKE_GENERATOR}"
+                   "${consumer_bin}/${arg_DIR}" --build-generator "${CMAKE_GENERATOR}"
                    --build-options ${consumer_common_options} ${arg_OPTIONS}
-                   --test-command "${consumer_bin}/${name}/${arg_PROGRAM}")
+                   --test-command "${consumer_bin}/${arg_DIR}/${arg_PROGRAM}")
   set_tests_properties("packaging: consumer via ${name}" PROPERTIES LABELS packaging)
   if(arg_FIXTURES)
     set_tests_properties("packaging: consumer via ${name}" PROPERTIES FIXTURES_REQUIRED
@@ -28,22 +33,22 @@ function(aitune_add_consumer_test name)
   endif()
 endfunction()
 
-aitune_add_consumer_test("find_package (build tree)"
+aitune_add_consumer_test("find_package (build tree)" DIR find-package-build-tree
                          OPTIONS "-DAITUNE_CONSUME=find_package" "-Daitune_DIR=${PROJECT_BINARY_DIR}")
 
 add_test(NAME "packaging: install tree"
          COMMAND "${CMAKE_COMMAND}" --install "${PROJECT_BINARY_DIR}" --prefix "${install_prefix}")
 set_tests_properties("packaging: install tree" PROPERTIES FIXTURES_SETUP aitune_install_tree
                                                           LABELS packaging)
-aitune_add_consumer_test("find_package (install tree)"
+aitune_add_consumer_test("find_package (install tree)" DIR find-package-install-tree
                          OPTIONS "-DAITUNE_CONSUME=find_package"
                                  "-DCMAKE_PREFIX_PATH=${install_prefix}"
                          FIXTURES aitune_install_tree)
 
-aitune_add_consumer_test("add_subdirectory"
+aitune_add_consumer_test("add_subdirectory" DIR add-subdirectory
                          OPTIONS "-DAITUNE_CONSUME=add_subdirectory"
                                  "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
-aitune_add_consumer_test("FetchContent"
+aitune_add_consumer_test("FetchContent" DIR fetchcontent
                          OPTIONS "-DAITUNE_CONSUME=fetchcontent"
                                  "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 
@@ -53,8 +58,8 @@ if(AITUNE_HAVE_TORCH)
   # LibTorch's CMake prefix (Torch_DIR is <prefix>/Torch): its Caffe2 package must come from the
   # same prefix, not from another LibTorch on the system.
   get_filename_component(torch_prefix "${Torch_DIR}/.." ABSOLUTE)
-  aitune_add_consumer_test("find_package with COMPONENTS torch (install tree, review: fmt shadowing)"
-                           PROGRAM consumer_torch
+  aitune_add_consumer_test("find_package with COMPONENTS torch (install tree, LibTorch's fmt not shadowing ours)"
+                           DIR find-package-torch-install-tree PROGRAM consumer_torch
                            OPTIONS "-DAITUNE_CONSUME=find_package" "-DAITUNE_CONSUME_TORCH=ON"
                                    "-DCMAKE_PREFIX_PATH=${install_prefix}$<SEMICOLON>${torch_prefix}"
                                    "-DAITUNE_EXPECT_CUDA=$<BOOL:${AITUNE_TORCH_HAS_CUDA}>"

@@ -395,7 +395,7 @@ concept HasCudnnBenchmarkOption = requires(B& backend) {
   backend.set_cudnn_benchmark(true);
 };
 
-TEST_CASE("review R2: the cuDNN-benchmark candidate is gone, since it could not differ from the "
+TEST_CASE("the cuDNN-benchmark candidate is gone, since it could not differ from the "
           "baseline",
           "[backends]") {
   // cuDNN caches the plan it picks per thread, keyed without the benchmark flag, and the
@@ -409,7 +409,7 @@ TEST_CASE("review R2: the cuDNN-benchmark candidate is gone, since it could not 
   }
 }
 
-TEST_CASE("review T1: a CUDA model is refused by a build without CUDA timing, not timed on the "
+TEST_CASE("a CUDA model is refused by a build without CUDA timing, not timed on the "
           "host clock",
           "[backends]") {
   const c10::Device cuda(c10::kCUDA, 0);
@@ -420,8 +420,7 @@ TEST_CASE("review T1: a CUDA model is refused by a build without CUDA timing, no
   CHECK_NOTHROW(aitune::lt::detail::require_device_clock(c10::Device(c10::kCPU), false));
 }
 
-TEST_CASE("review F2: float32 on CUDA with TF32 allowed is checked at a TF32 tolerance",
-          "[backends]") {
+TEST_CASE("float32 on CUDA with TF32 allowed is checked at a TF32 tolerance", "[backends]") {
   const c10::Device cuda(c10::kCUDA, 0);
   const Tolerance tf32 = Tolerance::for_float32_on(cuda, true);
   CHECK(tf32.rtol == Tolerance::for_dtype(torch::kHalf).rtol);
@@ -434,7 +433,7 @@ TEST_CASE("review F2: float32 on CUDA with TF32 allowed is checked at a TF32 tol
   CHECK(frozen.output_policy().tolerance.rtol == 1e-4);
 }
 
-TEST_CASE("review G1: a failed CUDA-graph capture releases its pool once, whichever side frees it",
+TEST_CASE("a failed CUDA-graph capture releases its pool once, whichever side frees it",
           "[backends]") {
   // A fake allocator: the pool's use count, and the steps in the order they ran.
   struct Fake {
@@ -599,8 +598,7 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
   CHECK_THROWS_AS(tuned.forward(squeezenet_samples("1x3x112x112")[0]), Error);
 }
 
-TEST_CASE("review A2: AOTInductor models never run on inputs they were not compiled for",
-          "[exported]") {
+TEST_CASE("AOTInductor models never run on inputs they were not compiled for", "[exported]") {
   const Model model = load_model(exported_squeezenet());
   const auto& compiled = model.archive->aoti_models.front();
   SECTION("another shape at build: the package's own input check fails the build") {
@@ -628,8 +626,7 @@ TEST_CASE("An archive whose AOTInductor model names are prefixes of each other i
                     Catch::Contains("would run the code of 'aoti_bf16'"));
 }
 
-TEST_CASE("review A1/A2: an AOTInductor package compiled for another device fails its build",
-          "[exported]") {
+TEST_CASE("an AOTInductor package compiled for another device fails its build", "[exported]") {
   const Model model = load_model(exported_dir() / "squeezenet1_1.cuda-marked.pt2");
   const auto samples = squeezenet_samples();
   MinLatencyStrategy<AnyBackend> strategy(default_candidates(model), quick_config());
