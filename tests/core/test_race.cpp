@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -682,5 +683,53 @@ TEST_CASE("Both schedules go through one prepare and one measure step: a failing
     const nlohmann::json json = to_json(result.report);
     CHECK(json["measurement"]["schedule"] == std::string(to_string(schedule)));
     CHECK(json["measurement"]["stop_reason"] == std::string(to_string(m.stop_reason)));
+  }
+}
+
+TEST_CASE("measure_backends runs the configured schedule and states the level it compares at",
+          "[race][measure]") {
+  // Three entrants on a virtual clock: a 10 ms baseline, a 5 ms and a 9.99 ms candidate.
+  const auto clock = std::make_shared<VirtualClock>();
+  const auto entrant = [&](std::string name, double ms, bool is_baseline) {
+    return Entrant{std::move(name), is_baseline, [clock, ms](std::size_t) { clock->advance(ms); }};
+  };
+  const DecisionConfig decision = DecisionConfig{}.set_alpha(0.03);
+  const Logger quiet(null_sink());
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    INFO(to_string(schedule));
+    std::vector<Entrant> entrants{entrant("base", 10.0, true), entrant("fast", 5.0, false),
+                                  entrant("tie", 9.99, false)};
+    VirtualTimer timer(clock);
+    std::size_t observed_rounds = 0;
+    const Measurement m = measure_backends(
+        entrants, ProfilingConfig{}.set_schedule(schedule), decision, timer, quiet, 1e9,
+        /*candidates_in_tuning=*/4,
+        [&](std::size_t rounds, auto, auto) { observed_rounds = rounds; });
+    REQUIRE(m.lanes.size() == 3);
+    for (const Lane& lane : m.lanes) {
+      CHECK_FALSE(lane.failure);
+      CHECK_FALSE(lane.kept_calls_ms.empty());
+    }
+    CHECK(m.lanes[1].kept_calls_ms.front() == Approx(5.0));
+    if (schedule == Schedule::interleaved) {
+      // The race: paired rounds, looks told to the observer, and its own answer to "switch?".
+      CHECK(m.rounds > 0);
+      CHECK(observed_rounds == m.rounds);
+      REQUIRE(m.switch_verdict);
+      CHECK(m.switch_verdict->entrant == std::optional<std::size_t>(1));
+      CHECK(m.stop_reason == StopReason::settled);
+      const RaceConfig race;  // the level at its last look, split over the two it raced
+      CHECK(m.baseline_tail_alpha ==
+            Approx(decision.baseline_tail(race.look_share(std::max(m.looks, 1)), 2)));
+    } else {
+      // Alone: no rounds, no verdict (the decider tests the samples), and the level split over
+      // every candidate of the tuning, not over the one entrant it measured at a time.
+      CHECK(m.rounds == 0);
+      CHECK(observed_rounds == 0);
+      CHECK_FALSE(m.switch_verdict);
+      CHECK(m.lanes[1].rounds.values.empty());
+      CHECK(m.baseline_tail_alpha == Approx(decision.baseline_tail(1.0, 4)));
+      CHECK(m.stop_reason == StopReason::stop_rule);
+    }
   }
 }
