@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
                 : std::string("-");
         const OutputAccuracy* worst = worst_accuracy(c);
         table += fmt::format("  {:<50}{:<16}{:>12}{:>12}{:>26}{:>10}{:>7}{:>11}{:>11}\n",
-                             (c.selected ? "* " : "") + c.backend, to_string(c.status),
+                             (c.selected ? "* " : "") + c.backend, to_label(c.status),
                              c.latency ? format_ms(c.latency->median) : "-",
                              c.latency ? format_ms(c.latency->p90) : "-", ratio,
                              c.speedup ? format_speedup(*c.speedup) : "-", c.calls,

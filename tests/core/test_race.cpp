@@ -584,7 +584,7 @@ TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
         {SimulatedBackend("A", LatencyModel{400.0}), SimulatedBackend("B", LatencyModel{1.0})},
         StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(100.0)));
     const auto result = strategy.tune(slow_build, one);
-    CHECK(result.report.candidates[1].status == CandidateStatus::measure_failed);
+    CHECK(result.report.candidates[1].status == CandidateStatus::skipped);
     CHECK_THAT(result.report.candidates[1].reason,
                Catch::Contains("the tuning's time budget was spent"));
   }

@@ -5,13 +5,16 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -99,10 +102,43 @@ TEST_CASE("The report shows every candidate with status, reason, statistics and 
   CHECK(json["candidates"][0]["vs_baseline"]["ratio"] == Approx(0.2));
   CHECK(json["measurement"]["schedule"] == "interleaved");
   CHECK(json["measurement"]["stop_reason"] == "settled");
-  CHECK(json["candidates"][1]["status"] == "build failed");
+  CHECK(json["candidates"][1]["status"] == "build_failed");
   CHECK(json["candidates"][1]["reason"] == "scripted build failure");
   CHECK(json["candidates"][1]["latency_ms"].is_null());
   CHECK(json["candidates"][1]["speedup"].is_null());
+}
+
+TEST_CASE("Every report enum reads back from its token, and shows people its label",
+          "[report][format]") {
+  // Walks each table until its first value that is no enumerator: every token parses back to
+  // the value it came from, tokens are snake case, and no two values share a token.
+  const auto check_table = [](auto first) {
+    using E = decltype(first);
+    std::vector<std::string_view> tokens;
+    for (int i = 0;; ++i) {
+      const E value = static_cast<E>(i);
+      if (enum_text(value).token.empty()) break;
+      const std::string_view token = to_string(value);
+      INFO(token);
+      CHECK(parse_token<E>(token) == std::optional<E>(value));
+      CHECK(token.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string_view::npos);
+      CHECK(std::find(tokens.begin(), tokens.end(), token) == tokens.end());
+      CHECK_FALSE(to_label(value).empty());
+      tokens.push_back(token);
+    }
+    CHECK(tokens.size() >= 2);
+    CHECK_FALSE(parse_token<E>("no such token"));
+  };
+  check_table(CandidateStatus::ok);
+  check_table(DecisionRule::confident_median);
+  check_table(Schedule::interleaved);
+  check_table(StopReason::not_measured);
+  CHECK(to_string(CandidateStatus::activate_failed) == "activate_failed");
+  CHECK(to_label(CandidateStatus::activate_failed) == "activate failed");
+  CHECK(parse_token<CandidateStatus>("measure failed") == std::nullopt);
+  CHECK(parse_token<CandidateStatus>("measure failed", /*labels_too=*/true) ==
+        CandidateStatus::measure_failed);
+  CHECK(to_string(static_cast<CandidateStatus>(99)) == "unknown");
 }
 
 TEST_CASE("Confidence levels print with the digits they need to be true", "[format]") {

@@ -65,6 +65,22 @@ TEST_CASE("The markdown report leads with the decision and has one table row per
   CHECK(count_of(md, "&#9733;") == 1);
 }
 
+TEST_CASE("The markdown and the table show the same ratio cell, the medians' ratio when the "
+          "backends were measured apart",
+          "[report][markdown]") {
+  FakeModel model;
+  auto strategy = make_strategy(
+      model, {FakeBackend("Fast", 4.0)},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  REQUIRE_FALSE(report.candidates[0].vs_baseline);  // no paired rounds
+  const std::string md = render_markdown(report);
+  const std::string table = render_table(report);
+  CHECK(md.find("| 0.400 |") != std::string::npos);  // 4 ms against the baseline's 10 ms
+  CHECK(table.find(" 0.400 ") != std::string::npos);
+  CHECK(md.find("| 1.000 |") != std::string::npos);  // the baseline against itself
+}
+
 TEST_CASE("The SVG chart draws every backend, marks the baseline and the winner, and renders",
           "[report][svg]") {
   TuneReport report = sample_report();

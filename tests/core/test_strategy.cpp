@@ -442,6 +442,7 @@ TEST_CASE("A baseline whose activate() throws when it is kept is not handed back
   CHECK_FALSE(result.report.baseline_selected);
   CHECK(result.report.selected == "Slow()");
   CHECK(result.backend.is_active());
+  CHECK(result.report.baseline->status == CandidateStatus::activate_failed);
   CHECK_THAT(result.report.baseline->reason, Catch::Contains("activate() threw"));
   CHECK_THAT(result.report.decision, Catch::Contains("could not be activated again"));
 }

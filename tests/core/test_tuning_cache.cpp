@@ -341,6 +341,32 @@ TEST_CASE("A report reads back from its JSON as it was written", "[cache][report
   CHECK_THROWS_WITH(report_from_json(broken), Catch::Contains("not a report of schema"));
 }
 
+TEST_CASE("A report of schema 2, which wrote labels for its enums, still reads back",
+          "[cache][report]") {
+  FakeModel model;
+  auto strategy =
+      make_strategy(model, {FakeBackend(FakeBehaviour{.name = "Broken", .fail_build = true}),
+                            FakeBackend("Fast", 2.0)});
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  nlohmann::json json = to_json(report);
+  CHECK(json["schema_version"] == 3);
+  CHECK(json["candidates"][0]["status"] == "build_failed");  // a snake-case token
+  CHECK(json["measurement"]["decision_rule"] == "confident_median");
+  // The same report as schema 2 wrote it: labels where schema 3 writes tokens.
+  nlohmann::json old = json;
+  old["schema_version"] = 2;
+  old["candidates"][0]["status"] = "build failed";
+  old["measurement"]["decision_rule"] = "confident median";
+  const TuneReport back = report_from_json(old);
+  CHECK(back.candidates[0].status == CandidateStatus::build_failed);
+  CHECK(back.measurement.decision_rule == DecisionRule::confident_median);
+  CHECK(to_json(back) == json);
+  // Schema 3 reads tokens only: a label there is no status.
+  nlohmann::json mixed = json;
+  mixed["candidates"][0]["status"] = "build failed";
+  CHECK_THROWS_WITH(report_from_json(mixed), Catch::Contains("unknown status 'build failed'"));
+}
+
 TEST_CASE("tune_with_cache tunes on a miss, then rebuilds and checks the choice without measuring",
           "[cache][strategy]") {
   const auto dir = fresh_folder("tune");

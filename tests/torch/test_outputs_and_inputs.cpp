@@ -54,7 +54,7 @@ TEST_CASE("Shapes and dtypes must match the baseline's", "[compare]") {
   CHECK_THAT(compare(torch::zeros({1, 10}), torch::zeros({1, 11})).reason,
              Catch::Contains("shape [1, 11] differs from the baseline's [1, 10]"));
   CHECK_THAT(compare(torch::zeros({3}), torch::zeros({3}, torch::kDouble)).reason,
-             Catch::Contains("dtype Double differs from the baseline's Float"));
+             Catch::Contains("dtype float64 differs from the baseline's float32"));
   // A bf16 variant may return bf16, compared after upcasting with its own tolerance.
   const at::Tensor expected = torch::randn({64});
   const at::Tensor bf16 = expected.to(torch::kBFloat16);
@@ -215,7 +215,7 @@ TEST_CASE("Precisions and tolerances are chosen by the user, and bad values are 
   const std::vector<std::string> only_bf16{"bf16"};
   const auto kept = keep_precisions(defaults, only_bf16, c10::Device(c10::kCPU));
   REQUIRE(kept.size() == 1);
-  CHECK(precision_of(kept[0]) == "bf16");
+  CHECK(declared_precision(kept[0]) == "bf16");
   const std::vector<std::string> fp32{"fp32"};
   CHECK(keep_precisions(defaults, fp32, c10::Device(c10::kCPU)).size() == defaults.size() - 1);
   const std::vector<std::string> fp16{"fp16"};
@@ -245,7 +245,7 @@ TEST_CASE("Precisions and tolerances are chosen by the user, and bad values are 
   for (const AnyBackend& candidate : candidates) {
     INFO(candidate.describe());
     const double rtol = candidate.output_policy().tolerance.rtol;
-    CHECK(rtol == (precision_of(candidate) == "bf16" ? 0.05 : 1e-3));
+    CHECK(rtol == (declared_precision(candidate) == "bf16" ? 0.05 : 1e-3));
   }
 }
 

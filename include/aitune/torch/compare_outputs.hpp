@@ -42,10 +42,6 @@ inline std::string index_of(const at::Tensor& tensor, std::int64_t flat) {
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
-inline std::string dtype_name(c10::ScalarType dtype) {
-  return c10::toString(dtype);
-}
-
 class OutputComparer {
  public:
   explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
@@ -201,7 +197,7 @@ class OutputComparer {
 
 /// The precision outputs are computed in: the policy's reduced precision, else the dtype of the
 /// first floating tensor of the reference; empty when there is none.
-inline std::string precision_of(const OutputPolicy& policy, const c10::IValue* reference) {
+inline std::string observed_precision(const OutputPolicy& policy, const c10::IValue* reference) {
   if (policy.reduced_precision) return short_dtype_name(*policy.reduced_precision);
   if (reference == nullptr) return {};
   std::string found;
@@ -256,7 +252,7 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
                                     policy.unknown_structure);
     }
   }
-  verdict.precision = detail::precision_of(policy, expected);
+  verdict.precision = detail::observed_precision(policy, expected);
   verdict.reduced_precision = policy.reduced_precision.has_value();
   return verdict;
 }

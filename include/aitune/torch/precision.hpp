@@ -25,11 +25,10 @@ namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
 // The precision names and the tolerance syntax are parsed torch-free (core/text/option_text.hpp).
-using aitune::known_precisions;
 using aitune::parse_precision;
 
 /// The precision `candidate` computes in: its reduced precision, else fp32.
-[[nodiscard]] inline std::string precision_of(const AnyBackend& candidate) {
+[[nodiscard]] inline std::string declared_precision(const AnyBackend& candidate) {
   const OutputPolicy policy = candidate.output_policy();
   return policy.reduced_precision ? short_dtype_name(*policy.reduced_precision) : "fp32";
 }
@@ -52,7 +51,7 @@ keep_precisions(std::vector<AnyBackend> candidates, std::span<const std::string>
   }
   std::vector<AnyBackend> kept;
   for (AnyBackend& candidate : candidates) {
-    if (std::find(wanted.begin(), wanted.end(), precision_of(candidate)) != wanted.end()) {
+    if (std::find(wanted.begin(), wanted.end(), declared_precision(candidate)) != wanted.end()) {
       kept.push_back(std::move(candidate));
     }
   }
@@ -85,7 +84,7 @@ struct ToleranceOverride {
 inline void apply_tolerances(std::vector<AnyBackend>& candidates,
                              std::span<const ToleranceOverride> overrides) {
   for (AnyBackend& candidate : candidates) {
-    const std::string precision = precision_of(candidate);
+    const std::string precision = declared_precision(candidate);
     const ToleranceOverride* chosen = nullptr;
     for (const ToleranceOverride& entry : overrides) {
       if (entry.precision == precision) {

@@ -29,20 +29,10 @@ namespace detail {
   return std::isinf(budget_ms) ? nlohmann::json("unlimited") : nlohmann::json(budget_ms);
 }
 
-/// The machine token of a rule (to_string is its label for people): a switch without a default,
-/// so a new rule is a compile warning here instead of a key that cannot tell two rules apart.
-[[nodiscard]] constexpr std::string_view rule_token(DecisionRule rule) noexcept {
-  switch (rule) {
-    case DecisionRule::confident_median: return "confident_median";
-    case DecisionRule::aitune_mean: return "aitune_mean";
-  }
-  return "unknown";
-}
-
 }  // namespace detail
 
 inline void to_json(nlohmann::json& json, const DecisionConfig& decision) {
-  json = {{"rule", detail::rule_token(decision.rule())},
+  json = {{"rule", to_string(decision.rule())},
           {"min_gain", decision.min_gain()},
           {"tie_margin", decision.tie_margin()},
           {"alpha", decision.alpha()},

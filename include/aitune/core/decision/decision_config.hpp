@@ -7,6 +7,7 @@
 /// looks and the final decision both read it (decision/rules.hpp, decision/decider.hpp).
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/enum_text.hpp"
 #include "aitune/core/validate.hpp"
 
 #include <fmt/format.h>
@@ -29,13 +30,12 @@ enum class DecisionRule {
   aitune_mean,
 };
 
-/// The rule's name for people. A switch, so a new rule is a compile warning here.
-[[nodiscard]] constexpr std::string_view to_string(DecisionRule rule) noexcept {
+[[nodiscard]] constexpr EnumText enum_text(DecisionRule rule) noexcept {
   switch (rule) {
-    case DecisionRule::confident_median: return "confident median";
-    case DecisionRule::aitune_mean: return "aitune mean";
+    case DecisionRule::confident_median: return {"confident_median", "confident median"};
+    case DecisionRule::aitune_mean: return {"aitune_mean", "aitune mean"};
   }
-  return "unknown";
+  return {};
 }
 
 class DecisionConfig {
@@ -95,7 +95,7 @@ class DecisionConfig {
   [[nodiscard]] std::string describe() const {
     return fmt::format(
         "{} rule, alpha {} to switch, {} to give up, min gain {:.1f} %, tie margin {:.1f} %",
-        to_string(rule_), alpha_, futility_alpha_, min_gain_ * 100.0, tie_margin_ * 100.0);
+        to_label(rule_), alpha_, futility_alpha_, min_gain_ * 100.0, tie_margin_ * 100.0);
   }
 
  private:

@@ -9,20 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace aitune {
-
-/// A profiling result a strategy can rank: `metric()` is the number `is_better` compares.
-template <class R>
-concept ProfilingResult = std::copyable<R> && requires(const R& result) {
-  { result.metric() } -> std::convertible_to<double>;
-  { result.stats } -> std::convertible_to<LatencyStats>;
-};
 
 /// What every profiling result carries: the batch size it was taken at and the full
 /// latency statistics of the timed calls (milliseconds).

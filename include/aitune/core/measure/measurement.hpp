@@ -6,6 +6,7 @@
 /// entrants in, one lane per entrant and how it ended out.
 
 #include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -30,20 +31,19 @@ enum class StopReason {
   stop_rule,     ///< the sequential schedule: each backend timed alone by the stop rule
 };
 
-/// A stable token for programs (the JSON report).
-[[nodiscard]] constexpr std::string_view to_string(StopReason reason) noexcept {
+[[nodiscard]] constexpr EnumText enum_text(StopReason reason) noexcept {
   switch (reason) {
-    case StopReason::not_measured: return "not_measured";
-    case StopReason::settled: return "settled";
-    case StopReason::looks_used: return "looks_used";
-    case StopReason::fixed_rounds: return "fixed_rounds";
-    case StopReason::time_budget: return "time_budget";
-    case StopReason::round_budget: return "round_budget";
-    case StopReason::call_budget: return "call_budget";
-    case StopReason::nothing_left: return "nothing_left";
-    case StopReason::stop_rule: return "stop_rule";
+    case StopReason::not_measured: return {"not_measured", "nothing measured"};
+    case StopReason::settled: return {"settled", "the decision settled"};
+    case StopReason::looks_used: return {"looks_used", "every look used"};
+    case StopReason::fixed_rounds: return {"fixed_rounds", "fixed rounds"};
+    case StopReason::time_budget: return {"time_budget", "time budget spent"};
+    case StopReason::round_budget: return {"round_budget", "round budget spent"};
+    case StopReason::call_budget: return {"call_budget", "call budget spent"};
+    case StopReason::nothing_left: return {"nothing_left", "nothing left to measure"};
+    case StopReason::stop_rule: return {"stop_rule", "the stop rule"};
   }
-  return "unknown";
+  return {};
 }
 
 namespace detail {

@@ -80,9 +80,6 @@ class ProfilingConfig {
     return *this;
   }
   [[nodiscard]] const StopRule& stop_rule() const noexcept { return *stop_rule_; }
-  [[nodiscard]] const std::shared_ptr<const StopRule>& shared_stop_rule() const noexcept {
-    return stop_rule_;
-  }
 
  private:
   static double require_budget(double budget_ms, const char* what) {

@@ -7,6 +7,7 @@
 /// decides").
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/enum_text.hpp"
 #include "aitune/core/validate.hpp"
 
 #include <fmt/format.h>
@@ -30,13 +31,12 @@ enum class Schedule {
   sequential,
 };
 
-/// A stable token (reports, cache keys). A switch, so a new schedule is a compile warning here.
-[[nodiscard]] constexpr std::string_view to_string(Schedule schedule) noexcept {
+[[nodiscard]] constexpr EnumText enum_text(Schedule schedule) noexcept {
   switch (schedule) {
-    case Schedule::interleaved: return "interleaved";
-    case Schedule::sequential: return "sequential";
+    case Schedule::interleaved: return {"interleaved", "interleaved"};
+    case Schedule::sequential: return {"sequential", "sequential"};
   }
-  return "unknown";
+  return {};
 }
 
 /// Warm-up that adapts: call until latency stops falling (the JIT's profiling runs and cold

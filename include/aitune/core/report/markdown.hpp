@@ -6,7 +6,8 @@
 /// first, then one table row per backend, the reasons, how it was measured and, when given, the
 /// environment.
 
-#include "aitune/core/report/report.hpp"
+#include "aitune/core/report/rows.hpp"
+#include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace aitune {
 
@@ -58,47 +60,42 @@ inline std::string markdown_cell(std::string_view text) {
   }
   if (!report.decision.empty()) md += fmt::format(" Why: {}.", markdown_cell(report.decision));
   md += "\n\n";
-  const bool memory_on_device = detail::memory_on_device(report);
   md += fmt::format("| | backend | role | status | median (ms) | p90 (ms) | cv | {} | speedup | "
                     "calls | precision | error/tol | {} |\n",
                     detail::ratio_header(report), detail::memory_header(report));
   md += "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|--:|\n";
-  const auto add_row = [&](std::string_view role, const CandidateReport& row) {
+  const std::vector<detail::ReportRow> rows = detail::report_rows(report);
+  for (const detail::ReportRow& r : rows) {
+    const CandidateReport& row = *r.backend;
     const auto ms = [&](double LatencyStats::*field) {
       return row.latency ? format_fixed((*row.latency).*field) : std::string("-");
     };
-    const detail::RowCells cells = detail::row_cells(row, memory_on_device);
+    const detail::RowCells& cells = r.cells;
     md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                      row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), role,
-                      to_string(row.status), ms(&LatencyStats::median), ms(&LatencyStats::p90),
-                      cells.cv, markdown_cell(cells.paired_ratio), cells.speedup, cells.calls,
+                      row.selected ? "**&#9733;**" : "", markdown_cell(row.backend), r.role,
+                      to_label(row.status), ms(&LatencyStats::median), ms(&LatencyStats::p90),
+                      cells.cv, markdown_cell(cells.ratio), cells.speedup, cells.calls,
                       cells.precision, cells.error, cells.memory);
-  };
-  if (report.baseline) add_row("baseline", *report.baseline);
-  for (std::size_t i = 0; i < report.candidates.size(); ++i)
-    add_row(fmt::format("#{}", i + 1), report.candidates[i]);
+  }
 
   std::string notes;
-  const auto note = [&](const CandidateReport& row) {
+  for (const detail::ReportRow& r : rows) {
+    const CandidateReport& row = *r.backend;
     if (!row.reason.empty()) {
-      notes += fmt::format("- `{}`: {}: {}\n", markdown_cell(row.backend), to_string(row.status),
+      notes += fmt::format("- `{}`: {}: {}\n", markdown_cell(row.backend), to_label(row.status),
                            row.reason);
     }
     if (!row.note.empty())
       notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), row.note);
-  };
-  if (report.baseline) note(*report.baseline);
-  for (const auto& candidate : report.candidates)
-    note(candidate);
+  }
   if (!notes.empty()) md += "\n" + notes;
 
   const MeasurementReport& m = report.measurement;
-  md += fmt::format("\nMeasured by the {} schedule and the {} rule: {} calls",
-                    to_string(m.schedule), to_string(m.decision_rule), m.calls);
+  md += fmt::format("\nMeasured by the {} schedule and the {} rule: {} calls", to_label(m.schedule),
+                    to_label(m.decision_rule), m.calls);
   if (m.schedule == Schedule::interleaved) {
-    md +=
-        fmt::format(" in {} rounds; {}", m.rounds,
-                    m.stop_detail.empty() ? std::string(to_string(m.stop_reason)) : m.stop_detail);
+    md += fmt::format(" in {} rounds; {}", m.rounds,
+                      m.stop_detail.empty() ? std::string(to_label(m.stop_reason)) : m.stop_detail);
   }
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
   if (report.cache_hit) {

@@ -11,7 +11,8 @@
 /// of dots; without them (a report read back from a tuning cache) the whisker runs from the
 /// minimum to the 99th percentile, with the median and the 90th percentile marked.
 
-#include "aitune/core/report/report.hpp"
+#include "aitune/core/report/rows.hpp"
+#include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/text/format.hpp"
 
@@ -59,13 +60,15 @@ inline double nice_step(double span, int parts) {
 struct ChartRow {
   const CandidateReport* row;
   std::string role;
+  bool is_baseline = false;
   bool measured = false;
   double whisker_low = 0.0, box_low = 0.0, median = 0.0, box_high = 0.0, whisker_high = 0.0;
   std::vector<double> dots{};  ///< the calls shown as a strip (at most 400, evenly picked)
 };
 
-inline ChartRow chart_row(const CandidateReport& row, std::string role) {
-  ChartRow chart{&row, std::move(role)};
+inline ChartRow chart_row(const ReportRow& report_row) {
+  const CandidateReport& row = *report_row.backend;
+  ChartRow chart{&row, report_row.role, report_row.is_baseline};
   if (!row.latency) return chart;
   chart.measured = true;
   if (!row.samples_ms.empty()) {
@@ -98,9 +101,8 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
                                             std::string_view subtitle = {}) {
   using detail::xml_escape;
   std::vector<detail::ChartRow> rows;
-  if (report.baseline) rows.push_back(detail::chart_row(*report.baseline, "baseline"));
-  for (std::size_t i = 0; i < report.candidates.size(); ++i)
-    rows.push_back(detail::chart_row(report.candidates[i], fmt::format("#{}", i + 1)));
+  for (const detail::ReportRow& row : detail::report_rows(report))
+    rows.push_back(detail::chart_row(row));
 
   double high = 0.0;
   for (const auto& row : rows) {
@@ -163,11 +165,9 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
                        xml_escape(chart.role), xml_escape(row.backend));
     std::string note;
     if (!chart.measured) {
-      note = std::string(to_string(row.status));
+      note = std::string(to_label(row.status));
     } else {
-      const char* colour = row.selected               ? "#2e7d32"
-                           : chart.role == "baseline" ? "#616161"
-                                                      : "#1565c0";
+      const char* colour = row.selected ? "#2e7d32" : chart.is_baseline ? "#616161" : "#1565c0";
       for (const double dot : chart.dots) {
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"1.3\" fill=\"{}\" "
                            "fill-opacity=\"0.25\"/>\n",
@@ -184,7 +184,7 @@ inline ChartRow chart_row(const CandidateReport& row, std::string role) {
                          "stroke=\"{3}\" stroke-width=\"3\"/>\n",
                          x_of(chart.median), y - 11, y + 5, colour);
       note = format_ms(row.latency->median);
-      if (row.speedup && chart.role != "baseline") {
+      if (row.speedup && !chart.is_baseline) {
         note += " (" + format_speedup(*row.speedup) + ")";
       }
     }

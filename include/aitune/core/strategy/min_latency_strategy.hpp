@@ -215,7 +215,7 @@ class MinLatencyStrategy {
                              stored ? " against the baseline's outputs stored with it" : ""));
     if (!prepare(run, candidate, entry, /*is_baseline=*/false) || !try_activate(candidate, entry)) {
       release(candidate);
-      refuse_reuse(run, earlier, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+      refuse_reuse(run, earlier, fmt::format("{}: {}", to_label(entry.status), entry.reason));
     }
     row->accuracy = entry.accuracy;
     TuneResult<B> result = reused(run, std::move(candidate), std::move(earlier));
@@ -261,12 +261,6 @@ class MinLatencyStrategy {
   }
 
   [[nodiscard]] const StrategyConfig& config() const noexcept { return config_; }
-  [[nodiscard]] T& timer() noexcept { return timer_; }
-
-  /// The descriptions of the candidates, in the order they are tried.
-  [[nodiscard]] const std::vector<std::string>& candidate_descriptions() const noexcept {
-    return descriptions_;
-  }
 
   [[nodiscard]] std::string describe() const {
     const auto on_off = [](bool on) { return on ? "on" : "off"; };
@@ -414,7 +408,7 @@ class MinLatencyStrategy {
     if (name.failure) {
       ready = fail(entry, PrepareStep::name, *name.failure);  // never built, never selected
     } else if (timer_.now_ms() > run.deadline_ms) {
-      entry.status = CandidateStatus::measure_failed;
+      entry.status = CandidateStatus::skipped;
       entry.reason = "not tried: the tuning's time budget was spent";
     } else {
       ready = prepare(run, candidate, entry, /*is_baseline=*/false);
@@ -428,7 +422,7 @@ class MinLatencyStrategy {
     if (ready) {
       run.waiting.push_back(Prepared{index, std::move(candidate), entry.tuning_time_ms});
     } else {
-      log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+      log_.warn(2, fmt::format("{}: {}", to_label(entry.status), entry.reason));
       release(candidate);
     }
   }
@@ -667,9 +661,10 @@ class MinLatencyStrategy {
     entry.tuning_time_ms = prepared.spent_ms + lane.time_ms;
     std::optional<Result> outcome = result_of(lane);
     if (!outcome) {
-      entry.status = CandidateStatus::measure_failed;
+      // Failed while measured, or never measured at all because the race ended first.
+      entry.status = lane.failure ? CandidateStatus::measure_failed : CandidateStatus::skipped;
       entry.reason = lane.failure.value_or("not measured: the race ended first");
-      log_.warn(2, fmt::format("{}: {}", to_string(entry.status), entry.reason));
+      log_.warn(2, fmt::format("{}: {}", to_label(entry.status), entry.reason));
       release(prepared.backend);
       return;
     }
@@ -784,7 +779,7 @@ class MinLatencyStrategy {
 
     std::string considered;
     for (const auto& candidate : run.report.candidates) {
-      considered += fmt::format("\n  - {}: {}: {}", candidate.backend, to_string(candidate.status),
+      considered += fmt::format("\n  - {}: {}: {}", candidate.backend, to_label(candidate.status),
                                 candidate.reason);
     }
     run.report.decision = "no correct backend was found";
@@ -959,7 +954,7 @@ class MinLatencyStrategy {
       backend.activate();
       return true;
     } catch (...) {
-      entry.status = CandidateStatus::build_failed;
+      entry.status = CandidateStatus::activate_failed;
       entry.reason = fmt::format("activate() threw when it was to be selected: {}", failure_text());
       log_.warn(1, fmt::format("{}: {}", entry.backend, entry.reason));
       release(backend);

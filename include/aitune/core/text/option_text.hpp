@@ -120,9 +120,6 @@ template <typename Number>
   return input;
 }
 
-/// The precisions a candidate may compute in, by their short names.
-inline constexpr std::string_view known_precisions[] = {"fp32", "bf16", "fp16"};
-
 /// `fp32`, `bf16` or `fp16` (also `float32`, `bfloat16`, `float16`). Throws ConfigError naming
 /// the allowed values otherwise.
 [[nodiscard]] inline std::string parse_precision(std::string_view text) {

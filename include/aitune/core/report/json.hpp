@@ -1,0 +1,262 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The report as JSON for programs (to_json), and read back (report_from_json). The schema is
+/// documented in README.md ("JSON report").
+
+#include "aitune/core/error.hpp"
+#include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/enum_text.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aitune {
+
+/// The version of the JSON report's layout (README.md, "JSON report"). 2 added schema_version,
+/// samples_ms and cache_hit; 3 writes every enum as a snake-case token ("build_failed",
+/// "confident_median") where 2 wrote labels ("build failed"), and adds the statuses "skipped"
+/// and "activate_failed". report_from_json reads 2 and 3.
+inline constexpr int report_schema_version = 3;
+
+/// What to_json includes beyond the summary.
+struct ReportJsonOptions {
+  bool raw_samples = false;  ///< every timed call of every backend (samples_ms)
+};
+
+namespace detail {
+
+inline nlohmann::json stats_to_json(const LatencyStats& stats) {
+  return {{"n", stats.n},     {"mean", stats.mean},     {"median", stats.median},
+          {"p90", stats.p90}, {"p99", stats.p99},       {"min", stats.min},
+          {"max", stats.max}, {"stddev", stats.stddev}, {"cv", stats.cv}};
+}
+
+/// Bytes, or null where the figure is absent.
+inline nlohmann::json optional_bytes(const std::optional<std::int64_t>& bytes) {
+  return bytes ? nlohmann::json(*bytes) : nlohmann::json(nullptr);
+}
+
+inline nlohmann::json memory_to_json(const MemoryUse& memory) {
+  return {{"host_kept_bytes", optional_bytes(memory.host_kept_bytes)},
+          {"host_peak_bytes", optional_bytes(memory.host_peak_bytes)},
+          {"device_kept_bytes", optional_bytes(memory.device_kept_bytes)},
+          {"device_peak_bytes", optional_bytes(memory.device_peak_bytes)}};
+}
+
+inline MemoryUse memory_from_json(const nlohmann::json& json) {
+  const auto bytes = [&](const char* name) -> std::optional<std::int64_t> {
+    const nlohmann::json& value = json.at(name);
+    if (value.is_null()) return std::nullopt;
+    return value.get<std::int64_t>();
+  };
+  return MemoryUse{bytes("host_kept_bytes"), bytes("host_peak_bytes"), bytes("device_kept_bytes"),
+                   bytes("device_peak_bytes")};
+}
+
+inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
+                                        const ReportJsonOptions& options) {
+  nlohmann::json json{
+      {"backend", candidate.backend},          {"key", candidate.key},
+      {"status", to_string(candidate.status)}, {"reason", candidate.reason},
+      {"selected", candidate.selected},        {"tuning_time_ms", candidate.tuning_time_ms}};
+  json["latency_ms"] =
+      candidate.latency ? stats_to_json(*candidate.latency) : nlohmann::json(nullptr);
+  json["host_latency_ms"] =
+      candidate.host_latency ? stats_to_json(*candidate.host_latency) : nlohmann::json(nullptr);
+  json["speedup"] =
+      candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json(nullptr);
+  json["vs_baseline"] = nullptr;
+  if (candidate.vs_baseline) {
+    const RatioReport& r = *candidate.vs_baseline;
+    const auto bound = [](double value) {  // too few rounds for this level: no bound (null)
+      return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+    };
+    json["vs_baseline"] = {{"ratio", r.ratio},
+                           {"ci_low", bound(r.low)},
+                           {"ci_high", bound(r.high)},
+                           {"confidence", r.confidence},
+                           {"paired_rounds", r.rounds}};
+  }
+  json["calls"] = candidate.calls;
+  json["note"] = candidate.note;
+  json["precision"] =
+      candidate.precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(candidate.precision);
+  json["reduced_precision"] = candidate.reduced_precision;
+  json["accuracy"] = nullptr;
+  if (!candidate.accuracy.empty()) {
+    json["accuracy"] = nlohmann::json::array();
+    for (const OutputAccuracy& output : candidate.accuracy) {
+      const double ratio = output.worst_error_ratio;  // infinite: an exact output was not
+      json["accuracy"].push_back(
+          {{"output", output.output},
+           {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}});
+    }
+  }
+  json["memory"] = candidate.memory ? memory_to_json(*candidate.memory) : nlohmann::json(nullptr);
+  if (options.raw_samples) json["samples_ms"] = candidate.samples_ms;
+  return json;
+}
+
+}  // namespace detail
+
+/// The report as JSON. The schema is documented in README.md ("JSON report").
+[[nodiscard]] inline nlohmann::json to_json(const TuneReport& report,
+                                            const ReportJsonOptions& options = {}) {
+  nlohmann::json json{{"schema_version", report_schema_version},
+                      {"strategy", report.strategy},
+                      {"module", report.module},
+                      {"selected", report.selected},
+                      {"selected_key", report.selected_key},
+                      {"baseline_selected", report.baseline_selected},
+                      {"decision", report.decision},
+                      {"tuning_time_ms", report.tuning_time_ms}};
+  const MeasurementReport& m = report.measurement;
+  json["measurement"] = {{"schedule", to_string(m.schedule)},
+                         {"decision_rule", to_string(m.decision_rule)},
+                         {"rounds", m.rounds},
+                         {"looks", m.looks},
+                         {"calls", m.calls},
+                         {"stop_reason", to_string(m.stop_reason)},
+                         {"stop_detail", m.stop_detail},
+                         {"confidence", m.confidence}};
+  json["baseline"] = report.baseline ? detail::candidate_to_json(*report.baseline, options)
+                                     : nlohmann::json(nullptr);
+  json["candidates"] = nlohmann::json::array();
+  for (const auto& candidate : report.candidates) {
+    json["candidates"].push_back(detail::candidate_to_json(candidate, options));
+  }
+  json["cache_hit"] = nullptr;
+  if (report.cache_hit) {
+    json["cache_hit"] = {{"file", report.cache_hit->file},
+                         {"created", report.cache_hit->created},
+                         {"check_time_ms", report.cache_hit->check_time_ms},
+                         {"stored_reference", report.cache_hit->stored_reference}};
+  }
+  return json;
+}
+
+namespace detail {
+
+/// The enumerator of `E` whose token is `text` (or, in a schema-2 report, whose label is);
+/// throws Error otherwise.
+template <NamedEnum E>
+E enum_from_json(const nlohmann::json& text, int schema, std::string_view what) {
+  const auto name = text.get<std::string>();
+  if (const std::optional<E> value = parse_token<E>(name, /*labels_too=*/schema < 3)) return *value;
+  throw Error(fmt::format("unknown {} '{}' in a report", what, name));
+}
+
+inline std::optional<LatencyStats> stats_from_json(const nlohmann::json& json) {
+  if (json.is_null()) return std::nullopt;
+  LatencyStats stats;
+  stats.n = json.at("n").get<std::size_t>();
+  stats.mean = json.at("mean").get<double>();
+  stats.median = json.at("median").get<double>();
+  stats.p90 = json.at("p90").get<double>();
+  stats.p99 = json.at("p99").get<double>();
+  stats.min = json.at("min").get<double>();
+  stats.max = json.at("max").get<double>();
+  stats.stddev = json.at("stddev").get<double>();
+  stats.cv = json.at("cv").is_null() ? std::nan("") : json.at("cv").get<double>();
+  return stats;
+}
+
+/// A JSON null read back as the infinity to_json wrote it for.
+inline double bound_from_json(const nlohmann::json& json, double if_null) {
+  return json.is_null() ? if_null : json.get<double>();
+}
+
+inline CandidateReport candidate_from_json(const nlohmann::json& json, int schema) {
+  CandidateReport row;
+  row.backend = json.at("backend").get<std::string>();
+  row.key = json.at("key").get<std::string>();
+  row.status = enum_from_json<CandidateStatus>(json.at("status"), schema, "status");
+  row.reason = json.at("reason").get<std::string>();
+  row.selected = json.at("selected").get<bool>();
+  row.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  row.latency = stats_from_json(json.at("latency_ms"));
+  row.host_latency = stats_from_json(json.at("host_latency_ms"));
+  if (!json.at("speedup").is_null()) row.speedup = json.at("speedup").get<double>();
+  if (const nlohmann::json& r = json.at("vs_baseline"); !r.is_null()) {
+    const double inf = std::numeric_limits<double>::infinity();
+    row.vs_baseline =
+        RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
+                    bound_from_json(r.at("ci_high"), inf), r.at("confidence").get<double>(),
+                    r.at("paired_rounds").get<std::size_t>()};
+  }
+  row.calls = json.at("calls").get<std::size_t>();
+  row.note = json.at("note").get<std::string>();
+  if (!json.at("precision").is_null()) row.precision = json.at("precision").get<std::string>();
+  row.reduced_precision = json.at("reduced_precision").get<bool>();
+  if (json.at("accuracy").is_array()) {
+    for (const nlohmann::json& output : json.at("accuracy")) {
+      row.accuracy.push_back(
+          OutputAccuracy{output.at("output").get<std::string>(),
+                         bound_from_json(output.at("worst_error_ratio"),
+                                         std::numeric_limits<double>::infinity())});
+    }
+  }
+  // Reports written before the memory was watched have no "memory".
+  if (const auto memory = json.find("memory"); memory != json.end() && !memory->is_null())
+    row.memory = memory_from_json(*memory);
+  if (json.contains("samples_ms"))
+    row.samples_ms = json.at("samples_ms").get<std::vector<double>>();
+  return row;
+}
+
+}  // namespace detail
+
+/// A report read back from to_json's output, of this schema or schema 2 (the tuning cache keeps
+/// reports so). Throws aitune::Error, or nlohmann::json::exception, when `json` is not such a
+/// report.
+[[nodiscard]] inline TuneReport report_from_json(const nlohmann::json& json) {
+  const int schema = json.is_object() ? json.value("schema_version", 0) : 0;
+  if (schema != 2 && schema != report_schema_version) {
+    throw Error(fmt::format("not a report of schema 2 or {}", report_schema_version));
+  }
+  TuneReport report;
+  report.strategy = json.at("strategy").get<std::string>();
+  report.module = json.at("module").get<std::string>();
+  report.selected = json.at("selected").get<std::string>();
+  report.selected_key = json.at("selected_key").get<std::string>();
+  report.baseline_selected = json.at("baseline_selected").get<bool>();
+  report.decision = json.at("decision").get<std::string>();
+  report.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  const nlohmann::json& m = json.at("measurement");
+  report.measurement.schedule =
+      detail::enum_from_json<Schedule>(m.at("schedule"), schema, "schedule");
+  report.measurement.decision_rule =
+      detail::enum_from_json<DecisionRule>(m.at("decision_rule"), schema, "decision rule");
+  report.measurement.rounds = m.at("rounds").get<std::size_t>();
+  report.measurement.looks = m.at("looks").get<int>();
+  report.measurement.calls = m.at("calls").get<std::size_t>();
+  report.measurement.stop_reason =
+      detail::enum_from_json<StopReason>(m.at("stop_reason"), schema, "stop reason");
+  report.measurement.stop_detail = m.at("stop_detail").get<std::string>();
+  report.measurement.confidence = m.at("confidence").get<double>();
+  if (!json.at("baseline").is_null()) {
+    report.baseline = detail::candidate_from_json(json.at("baseline"), schema);
+  }
+  for (const nlohmann::json& candidate : json.at("candidates")) {
+    report.candidates.push_back(detail::candidate_from_json(candidate, schema));
+  }
+  if (const auto hit = json.find("cache_hit"); hit != json.end() && !hit->is_null()) {
+    report.cache_hit =
+        CacheHit{hit->at("file").get<std::string>(), hit->at("created").get<std::string>(),
+                 hit->at("check_time_ms").get<double>(), hit->value("stored_reference", false)};
+  }
+  return report;
+}
+
+}  // namespace aitune

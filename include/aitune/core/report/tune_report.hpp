@@ -1,0 +1,151 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The tuning report's data: every backend with its status, reason, latency statistics and
+/// speedup, the baseline, the selection and how it was measured. Renderers: report/table.hpp
+/// (people), report/json.hpp (programs), report/markdown.hpp and report/svg.hpp.
+
+#include "aitune/core/customization.hpp"
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/measure/memory_use.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/text/enum_text.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace aitune {
+
+/// What became of one backend in a tuning.
+enum class CandidateStatus {
+  ok,              ///< built, checked and measured
+  build_failed,    ///< describe(), key() or build() failed
+  incorrect,       ///< its outputs failed the correctness check
+  measure_failed,  ///< it failed while measured, or went over its own time budget
+  skipped,         ///< never tried or never measured: the tuning's budget or race ended first
+  activate_failed  ///< chosen, but its activate() threw when it was to be handed back
+};
+
+[[nodiscard]] constexpr EnumText enum_text(CandidateStatus status) noexcept {
+  switch (status) {
+    case CandidateStatus::ok: return {"ok", "ok"};
+    case CandidateStatus::build_failed: return {"build_failed", "build failed"};
+    case CandidateStatus::incorrect: return {"incorrect", "incorrect"};
+    case CandidateStatus::measure_failed: return {"measure_failed", "measure failed"};
+    case CandidateStatus::skipped: return {"skipped", "skipped"};
+    case CandidateStatus::activate_failed: return {"activate_failed", "activate failed"};
+  }
+  return {};
+}
+
+/// How the measurement went.
+struct MeasurementReport {
+  Schedule schedule = Schedule::interleaved;
+  DecisionRule decision_rule = DecisionRule::confident_median;
+  std::size_t rounds = 0;
+  int looks = 0;
+  std::size_t calls = 0;  ///< every call made to measure, warm-up included
+  StopReason stop_reason = StopReason::not_measured;
+  std::string stop_detail{};  ///< the stop reason for people, with its figures
+  double confidence = 0.0;    ///< two-sided level of the intervals the decision used
+};
+
+/// One backend as the report shows it (a candidate, or the baseline).
+struct CandidateReport {
+  std::string backend;  ///< describe()
+  std::string key;      ///< key()
+  CandidateStatus status = CandidateStatus::ok;
+  std::string reason{};                   ///< why it failed; empty when ok
+  std::optional<LatencyStats> latency{};  ///< milliseconds; absent when not measured
+  /// The host clock's view of the same calls, when a device clock (CUDA events) timed them.
+  std::optional<LatencyStats> host_latency{};
+  std::optional<double> speedup{};           ///< baseline latency / this latency
+  std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
+  std::size_t calls = 0;                     ///< calls made to measure it
+  std::string note{};                        ///< e.g. why it left the race early
+  /// The precision it computes in, as its correctness check said (empty when not checked).
+  std::string precision{};
+  bool reduced_precision = false;  ///< lower than the baseline's
+  /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
+  /// when it was not checked against the baseline).
+  std::vector<OutputAccuracy> accuracy{};
+  /// The memory it took while it was built and checked (absent when not watched).
+  std::optional<MemoryUse> memory{};
+  bool selected = false;
+  double tuning_time_ms = 0.0;  ///< time spent building, checking and measuring it
+  /// Every timed call the statistics were computed from, in milliseconds, in the order timed
+  /// (empty when not measured). In the JSON only when asked for (ReportJsonOptions).
+  std::vector<double> samples_ms{};
+};
+
+/// Where a decision came from when it was taken from a tuning cache instead of measured now.
+struct CacheHit {
+  std::string file;            ///< the cache file
+  std::string created;         ///< when the decision was measured and stored (UTC, ISO 8601)
+  double check_time_ms = 0.0;  ///< building and checking the cached choice now
+  /// It was checked against the baseline's outputs stored with the decision (the baseline was
+  /// not built); false: against the baseline, built again.
+  bool stored_reference = false;
+};
+
+struct TuneReport {
+  std::string strategy;
+  std::string module;
+  std::optional<CandidateReport> baseline{};
+  std::vector<CandidateReport> candidates{};
+  std::string selected{};      ///< description of the selected backend
+  std::string selected_key{};  ///< its key
+  bool baseline_selected = false;
+  std::string decision{};  ///< why the selected backend was selected, in one sentence
+  MeasurementReport measurement{};
+  double tuning_time_ms = 0.0;
+  /// Set when the decision (and every figure above) came from a tuning cache: the selected
+  /// backend was rebuilt and checked against the baseline's outputs now, not measured.
+  std::optional<CacheHit> cache_hit{};
+
+  /// The candidate whose description is `backend` (the first, if several), or null.
+  [[nodiscard]] const CandidateReport* find(std::string_view backend) const {
+    for (const auto& candidate : candidates) {
+      if (candidate.backend == backend) return &candidate;
+    }
+    return nullptr;
+  }
+
+  [[nodiscard]] const CandidateReport* selected_candidate() const {
+    for (const auto& candidate : candidates) {
+      if (candidate.selected) return &candidate;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] CandidateReport* selected_candidate() {
+    return const_cast<CandidateReport*>(std::as_const(*this).selected_candidate());
+  }
+
+  /// Whether there were candidates and not one of them came through (status ok).
+  [[nodiscard]] bool every_candidate_failed() const {
+    return !candidates.empty() &&
+           std::none_of(candidates.begin(), candidates.end(),
+                        [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
+  }
+};
+
+/// The output of `row` that came closest to failing its correctness check, or null when it was
+/// not checked against the baseline.
+[[nodiscard]] inline const OutputAccuracy* worst_accuracy(const CandidateReport& row) {
+  const auto worst = std::max_element(row.accuracy.begin(), row.accuracy.end(),
+                                      [](const OutputAccuracy& a, const OutputAccuracy& b) {
+                                        return a.worst_error_ratio < b.worst_error_ratio;
+                                      });
+  return worst == row.accuracy.end() ? nullptr : &*worst;
+}
+
+}  // namespace aitune
