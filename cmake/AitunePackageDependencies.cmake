@@ -45,7 +45,9 @@ endmacro()
 #                     library (undefined fmt::v12 symbols); header-only, they need no library.
 # The target exists only where LibTorch is found. AITUNE_TORCH_PYTHON, when set, names a Python
 # whose `torch` package is the LibTorch to use (a PyPI wheel in a virtual environment).
-# Sets AITUNE_HAVE_TORCH, AITUNE_TORCH_HAS_CUDA and AITUNE_TORCH_SHIPS_FMT.
+# Says which LibTorch it found (version, CUDA or CPU, where), and warns when that one is too old
+# for torch.export archives. Sets AITUNE_HAVE_TORCH, AITUNE_TORCH_HAS_CUDA,
+# AITUNE_TORCH_SHIPS_FMT, and AITUNE_TORCH_NOT_FOUND_MESSAGE (what to do) where none is found.
 macro(aitune_find_torch)
   if(NOT TARGET aitune::torch)
     if(AITUNE_TORCH_PYTHON)
@@ -87,7 +89,30 @@ macro(aitune_find_torch)
       set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
                                                         FMT_HEADER_ONLY=1)
     endif()
+    if(AITUNE_TORCH_HAS_CUDA)
+      message(STATUS "aitune: LibTorch ${Torch_VERSION} (CUDA) at ${Torch_DIR}")
+    else()
+      message(STATUS "aitune: LibTorch ${Torch_VERSION} (CPU) at ${Torch_DIR}")
+    endif()
+    if(Torch_VERSION VERSION_LESS 2.9)
+      message(WARNING "aitune: LibTorch ${Torch_VERSION} is older than 2.9: it runs TorchScript "
+                      "models only, not torch.export (.pt2) archives. For those, put a newer "
+                      "LibTorch first on CMAKE_PREFIX_PATH or set AITUNE_TORCH_PYTHON (see "
+                      "README.md, \"Add aitune to your CMake project\").")
+    endif()
   else()
     set(AITUNE_HAVE_TORCH OFF)
+    if(Torch_DIR AND NOT Torch_DIR MATCHES "NOTFOUND$")
+      set(_aitune_torch_why "LibTorch's TorchConfig.cmake at ${Torch_DIR} did not load (call "
+                            "find_package(Torch) without QUIET to see LibTorch's reason)")
+    else()
+      set(_aitune_torch_why "no TorchConfig.cmake was found")
+    endif()
+    string(CONCAT AITUNE_TORCH_NOT_FOUND_MESSAGE
+           "aitune's torch component needs LibTorch, and ${_aitune_torch_why}. Put LibTorch's "
+           "CMake prefix on CMAKE_PREFIX_PATH (for a PyPI wheel, what python -c \"import torch; "
+           "print(torch.utils.cmake_prefix_path)\" prints; for a LibTorch archive, its folder), "
+           "or set AITUNE_TORCH_PYTHON to the Python whose torch package to use. A CUDA LibTorch "
+           "also needs the CUDA toolkit (nvcc) at configure time.")
   endif()
 endmacro()

@@ -1,11 +1,11 @@
 # Our own tests, examples and benchmarks on LibTorch: reports what CMakeLists.txt found
 # (aitune_find_torch made aitune::torch, the target consumers get from the package too).
 if(NOT AITUNE_HAVE_TORCH)
-  message(STATUS "aitune: LibTorch not found: the LibTorch layer's targets are not built")
+  message(STATUS "aitune: the LibTorch layer's targets are not built: "
+                 "${AITUNE_TORCH_NOT_FOUND_MESSAGE}")
   return()
 endif()
-message(STATUS "aitune: LibTorch ${Torch_VERSION} (CUDA: ${AITUNE_TORCH_HAS_CUDA}, "
-               "fmt from LibTorch: ${AITUNE_TORCH_SHIPS_FMT})")
+message(STATUS "aitune: fmt from LibTorch's headers: ${AITUNE_TORCH_SHIPS_FMT}")
 
 # Build time: each of our translation units that includes LibTorch parses the same headers again,
 # about a third of its compile time (a LibTorch test file here: 67 s, 44 s with them precompiled).

@@ -752,6 +752,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
               options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
           .set_profiling(profiling)
           .enable_full_errors(options.verbose)
+          .enable_peak_reset(true)  // its own process: every backend's peak is worth knowing
           .set_stop_token(std::move(stop))
           .set_sink(log_line)
           .set_progress([display](const Progress& progress) { display->show(progress); })

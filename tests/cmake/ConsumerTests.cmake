@@ -64,4 +64,25 @@ if(AITUNE_HAVE_TORCH)
                                    "-DCMAKE_PREFIX_PATH=${install_prefix}$<SEMICOLON>${torch_prefix}"
                                    "-DAITUNE_EXPECT_CUDA=$<BOOL:${AITUNE_TORCH_HAS_CUDA}>"
                            FIXTURES aitune_install_tree)
+
+  # What configuring a consumer says: the LibTorch it found, or, with none, what to do.
+  string(JOIN "|" consumer_configure_options ${consumer_common_options})
+  foreach(expect found not_found)
+    if(expect STREQUAL "found")
+      set(name "packaging: find_package with COMPONENTS torch says which LibTorch it found")
+      set(options "")
+    else()
+      set(name "packaging: find_package with COMPONENTS torch and no LibTorch fails saying why")
+      set(options "-DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON")
+    endif()
+    add_test(NAME "${name}"
+             COMMAND "${CMAKE_COMMAND}" "-DSOURCE=${consumer_src}"
+                     "-DBINARY=${consumer_bin}/configure-torch-${expect}"
+                     "-DGENERATOR=${CMAKE_GENERATOR}" "-DPREFIX_PATH=${install_prefix}|${torch_prefix}"
+                     "-DOPTIONS=${options}|${consumer_configure_options}"
+                     "-DEXPECT=${expect}"
+                     -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/check_consumer_configure.cmake")
+    set_tests_properties("${name}" PROPERTIES LABELS packaging FIXTURES_REQUIRED
+                                                               aitune_install_tree)
+  endforeach()
 endif()

@@ -710,6 +710,40 @@ FakeBackend taking_memory(std::string name, double latency_ms, std::size_t kept,
 
 }  // namespace
 
+TEST_CASE("The memory watch leaves the process's peak mark alone unless a reset is allowed",
+          "[strategy][memory]") {
+  if (!HostMemory::peak_bytes() || !HostMemory::reset_peak()) {
+    WARN("no /proc/self here: nothing to watch");
+    return;
+  }
+  // A spike well above what the tuning takes, then freed: the process's mark stays at it.
+  const auto spike = [] {
+    std::vector<char> block(256 * mib);
+    volatile char* bytes = block.data();  // writes the optimiser must keep
+    for (std::size_t i = 0; i < block.size(); i += 4096)
+      bytes[i] = 1;  // resident, page by page
+    return HostMemory::peak_bytes().value_or(0);
+  };
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{taking_memory("Scratch", 3.0, 0, 32 * mib)};
+
+  const std::int64_t high = spike();
+  auto polite = make_strategy(model, candidates);
+  const auto kept_mark = polite.tune(model, one_sample(), "net");
+  // The process's own mark is untouched (the kernel's count may lag by a few pages; a reset
+  // would take it 200 MiB down).
+  CHECK(*HostMemory::peak_bytes() >= high - 16 * mib);
+  // Its peak lay below the older high: unknown, so absent rather than wrong.
+  CHECK_FALSE(entry(kept_mark.report, "Scratch()").memory->host_peak_bytes);
+  CHECK(entry(kept_mark.report, "Scratch()").memory->host_kept_bytes);
+
+  const std::int64_t high_again = spike();
+  auto resetting = make_strategy(model, candidates, StrategyConfig{}.enable_peak_reset(true));
+  const auto reset_mark = resetting.tune(model, one_sample(), "net");
+  CHECK(*HostMemory::peak_bytes() < high_again - 128 * mib);
+  CHECK(*entry(reset_mark.report, "Scratch()").memory->host_peak_bytes >= 30 * mib);
+}
+
 TEST_CASE("Each backend's row notes the host memory its build and check took, kept and at peak",
           "[strategy][memory]") {
   if (!HostMemory::resident_bytes() || !HostMemory::reset_peak()) {
@@ -718,8 +752,10 @@ TEST_CASE("Each backend's row notes the host memory its build and check took, ke
   }
   FakeModel model;
   auto strategy =
-      make_strategy(model, {taking_memory("Keeps", 2.0, 48 * mib, 0),
-                            taking_memory("Scratch", 3.0, 0, 96 * mib), FakeBackend("Light", 4.0)});
+      make_strategy(model,
+                    {taking_memory("Keeps", 2.0, 48 * mib, 0),
+                     taking_memory("Scratch", 3.0, 0, 96 * mib), FakeBackend("Light", 4.0)},
+                    StrategyConfig{}.enable_peak_reset(true));
   const TuneResult<FakeBackend> result = strategy.tune(model, one_sample(), "net");
   const auto& keeps = entry(result.report, "Keeps()");
   const auto& scratch = entry(result.report, "Scratch()");
@@ -755,7 +791,8 @@ TEST_CASE("Device memory comes through the backend family's customisation point"
   FakeBehaviour hungry{"Hungry", {2.0}};
   hungry.device_kept_bytes = 100 * mib;
   hungry.device_scratch_bytes = 400 * mib;
-  auto strategy = make_strategy(model, {FakeBackend(hungry), FakeBackend("Light", 3.0)});
+  auto strategy = make_strategy(model, {FakeBackend(hungry), FakeBackend("Light", 3.0)},
+                                StrategyConfig{}.enable_peak_reset(true));
   const TuneReport report = strategy.tune(model, one_sample(), "net").report;
   const MemoryUse& memory = *entry(report, "Hungry()").memory;
   CHECK(memory.device_kept_bytes == 100 * mib);
@@ -764,6 +801,25 @@ TEST_CASE("Device memory comes through the backend family's customisation point"
   CHECK(entry(report, "Light()").memory->device_peak_bytes == 0);
   CHECK(render_table(report).find("GPU MiB kept/peak") != std::string::npos);
   CHECK(render_table(report).find("100 / 500") != std::string::npos);
+}
+
+TEST_CASE("Without a peak reset the device's peak statistics stay the process's, and a peak "
+          "below an older high is absent",
+          "[strategy][memory]") {
+  FakeModel model;
+  model.device = std::make_shared<FakeDevice>();
+  model.device->allocate(900 * mib);  // an older high, then freed
+  model.device->allocate(-900 * mib);
+  FakeBehaviour hungry{"Hungry", {2.0}};
+  hungry.device_scratch_bytes = 400 * mib;  // below the older high
+  FakeBehaviour greedy{"Greedy", {3.0}};
+  greedy.device_scratch_bytes = 1000 * mib;  // a new high
+  auto strategy = make_strategy(model, {FakeBackend(hungry), FakeBackend(greedy)});
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  CHECK(model.device->memory.peak_bytes >= 1000 * mib);  // never set back
+  CHECK(entry(report, "Hungry()").memory->device_kept_bytes == 0);
+  CHECK_FALSE(entry(report, "Hungry()").memory->device_peak_bytes);
+  CHECK(entry(report, "Greedy()").memory->device_peak_bytes == 1000 * mib);
 }
 
 TEST_CASE("With the memory watch off, no row has memory figures", "[strategy][memory]") {

@@ -220,9 +220,11 @@ TEST_CASE("The settings key changes with every setting that can change a decisio
   const nlohmann::json key = settings_key(base);
   CHECK(key == settings_key(StrategyConfig{}));
   // Settings that cannot change the choice stay out of the key.
-  CHECK(key ==
-        settings_key(StrategyConfig{}.enable_full_errors(true).enable_memory_watch(false).set_sink(
-            null_sink())));
+  CHECK(key == settings_key(StrategyConfig{}
+                                .enable_full_errors(true)
+                                .enable_memory_watch(false)
+                                .enable_peak_reset(true)
+                                .set_sink(null_sink())));
 
   const auto with_decision = [](auto change) {
     DecisionConfig decision;

@@ -197,7 +197,7 @@ TEST_CASE("[gpu] Each backend's row has the device memory its build and check to
   const Model model{testing::make_conv_net(), c10::Device(c10::kCUDA, 0)};
   const auto samples = testing::one_image(64);
   MinLatencyStrategy<AnyBackend> strategy({TorchScriptFrozen(), TorchScriptFrozen(torch::kHalf)},
-                                          short_race());
+                                          short_race().enable_peak_reset(true));
   const auto report = strategy.tune(model, samples, "conv").report;
   INFO(render_table(report));
   REQUIRE(report.baseline->memory);

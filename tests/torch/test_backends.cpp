@@ -1,5 +1,6 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The TorchScript backends, AnyBackend, the canary, the tuned module and whole tunings.
+#include "counted_backend.hpp"  // examples/: the wrapper the README shows
 #include "support/fake_backend.hpp"
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace aitune;
@@ -51,6 +53,26 @@ TEST_CASE("LibTorch backends satisfy the Backend concept", "[concepts]") {
   static_assert(std::is_constructible_v<AnyBackend, ChannelsLast>);
   static_assert(!std::is_constructible_v<AnyBackend, FakeBackend>);
   SUCCEED("checked at compile time");
+}
+
+TEST_CASE("A wrapper backend whose constructor takes an AnyBackend compiles, tunes and serves",
+          "[backends]") {
+  static_assert(TorchBackend<example::CountedBackend>);
+  static_assert(std::is_constructible_v<AnyBackend, example::CountedBackend>);
+  const Model model{make_conv_net(), torch::kCPU};
+  const auto samples = one_image();
+  // The only candidate, and no race against the baseline: the wrapper is what gets selected.
+  MinLatencyStrategy<AnyBackend> strategy({example::CountedBackend(TorchScriptFrozen())},
+                                          quick_config().enable_performance_validation(false));
+  auto result = strategy.tune(model, samples);
+  CHECK(result.report.selected == "Counted(TorchScriptFrozen())");
+  CHECK(result.report.candidates[0].status == CandidateStatus::ok);  // checked like any other
+  const example::CountedBackend* counted = result.backend.target<example::CountedBackend>();
+  REQUIRE(counted != nullptr);
+  const long before = counted->calls();
+  CHECK(before > 0);  // the correctness check ran the samples through it
+  (void)result.backend.infer(samples[0]);
+  CHECK(counted->calls() == before + 1);
 }
 
 TEST_CASE("Every TorchScript variant matches eager within its tolerance", "[backends]") {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace aitune;
@@ -229,4 +230,23 @@ TEST_CASE("A hit on other sample values checks its choice against the baseline b
   CHECK(stored.report().cache_hit->stored_reference);
   std::filesystem::remove(file);
   std::filesystem::remove(file.string() + ".lock");
+}
+
+TEST_CASE("A LibTorch user finds the core's names under lt::", "[tune]") {
+  // The same entities, not copies: an lt::Error catches what aitune throws.
+  static_assert(std::is_same_v<lt::StrategyConfig, aitune::StrategyConfig>);
+  static_assert(std::is_same_v<lt::TuningCache, aitune::TuningCache>);
+  static_assert(std::is_same_v<lt::Error, aitune::Error>);
+  static_assert(std::is_same_v<lt::TuneReport, aitune::TuneReport>);
+  const Model model = conv_model();
+  const std::vector<Sample> samples = one_image(16);
+  CHECK_THROWS_AS(lt::tune(model, samples,
+                           {.config = lt::StrategyConfig{}.set_sink(lt::null_sink()),
+                            .key = nlohmann::json{{"k", 1}}}),
+                  lt::ConfigError);
+  lt::TuneReport report;
+  report.strategy = "Min Latency Strategy";
+  CHECK_THAT(lt::render_table(report), Catch::EndsWith("selected: none\n"));
+  CHECK(lt::to_json(report)["schema_version"] == aitune::report_schema_version);
+  CHECK(lt::to_label(lt::CandidateStatus::build_failed) == "build failed");
 }

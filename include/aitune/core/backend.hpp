@@ -96,6 +96,10 @@ class BackendLifecycle {
 
   template <class Sample>
   decltype(auto) infer(const Sample& sample) {
+    // Said here, where a backend's author looks, not deep in the Backend concept's check.
+    static_assert(std::same_as<decltype(self().do_infer(sample)), typename Derived::output_type>,
+                  "do_infer(const sample_type&) must return output_type itself (for an "
+                  "aitune::lt backend, c10::IValue), not a type that converts to it");
     require(state_ == BackendState::active, "infer", "only an active backend infers");
     return self().do_infer(sample);
   }

@@ -38,10 +38,21 @@ class AnyBackend {
   /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls) and
   /// `shape_specialised()` (default: false; true for a backend made for the samples' shapes only,
   /// which makes a tuning's TunedModule hold every input to those shapes).
+  ///
+  /// The constraint asks only for the three LibTorch types; the rest of TorchBackend is checked
+  /// in the body. So a wrapper whose constructor takes an AnyBackend compiles (checking whether
+  /// the wrapper is movable no longer asks whether it converts to AnyBackend, which asked the
+  /// same question again), and a backend that misses a requirement is told which one by the
+  /// static_assert below rather than by a failed overload deep in the standard library.
   template <class B>
-  requires(!std::same_as<std::remove_cvref_t<B>, AnyBackend> && TorchBackend<B>)
+  requires(!std::same_as<std::remove_cvref_t<B>, AnyBackend> && DeclaresTorchTypes<B>)
       AnyBackend(B backend)  // NOLINT(google-explicit-constructor): wrapping is the point
-      : impl_(std::make_unique<Holder<B>>(std::move(backend))) {}
+      : impl_(std::make_unique<Holder<B>>(std::move(backend))) {
+    static_assert(TorchBackend<B>,
+                  "AnyBackend wraps a backend that satisfies aitune::lt::TorchBackend: see the "
+                  "unsatisfied requirement below, or add static_assert(aitune::lt::TorchBackend<"
+                  "YourBackend>) after your class for a shorter message");
+  }
 
   /// Copies an unbuilt backend (the strategy copies its candidates before each tune). Throws
   /// when the wrapped type cannot be copied.

@@ -37,11 +37,17 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
+/// A type that declares the LibTorch model, sample and output types (model_type = lt::Model,
+/// sample_type = lt::Sample, output_type = c10::IValue): what AnyBackend's constructor asks
+/// before it checks the rest of TorchBackend.
+template <class B>
+concept DeclaresTorchTypes =
+    std::same_as<typename B::model_type, Model> && std::same_as<typename B::sample_type, Sample> &&
+    std::same_as<typename B::output_type, c10::IValue>;
+
 /// A Backend over the LibTorch model, sample and output types.
 template <class B>
-concept TorchBackend = Backend<B> && std::same_as<typename B::model_type, Model> &&
-    std::same_as<typename B::sample_type, Sample> &&
-    std::same_as<typename B::output_type, c10::IValue>;
+concept TorchBackend = DeclaresTorchTypes<B> && Backend<B>;
 
 /// A backend's output policy: its own `output_policy()`, or float32 tolerances.
 template <class B>

@@ -8,8 +8,11 @@
 #include "aitune/core/cache/cached_tuning.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
+#include "aitune/core/text/json_file.hpp"
+#include "aitune/core/text/message_sink.hpp"
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/cuda_graph.hpp"
@@ -123,4 +126,32 @@ struct TuneOptions {
 }
 
 }  // namespace AITUNE_LT_ABI
+
+// The core names a LibTorch user needs, under lt:: too: one namespace serves from loading a model
+// to reading its report (each is the aitune:: name itself, not a copy).
+using aitune::CancelledError;
+using aitune::CandidateReport;
+using aitune::CandidateStatus;
+using aitune::ConfigError;
+using aitune::DecisionConfig;
+using aitune::DecisionRule;
+using aitune::Error;
+using aitune::MessageSink;
+using aitune::NoCorrectBackendError;
+using aitune::null_sink;
+using aitune::ProfilingConfig;
+using aitune::Progress;
+using aitune::RaceConfig;
+using aitune::render_table;
+using aitune::report_from_json;
+using aitune::Schedule;
+using aitune::stderr_sink;
+using aitune::StrategyConfig;
+using aitune::to_json;
+using aitune::to_label;
+using aitune::TuneReport;
+using aitune::TuningCache;
+using aitune::WarmupConfig;
+using aitune::write_json_file;
+
 }  // namespace aitune::lt

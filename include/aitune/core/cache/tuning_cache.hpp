@@ -120,7 +120,9 @@ class FileLock {
 
 class TuningCache {
  public:
-  /// A cache in `path` (created on the first store). Warnings (an unreadable file) go to `sink`.
+  /// A cache in `path`, created on the first store together with any folder missing above it
+  /// (as `mkdir -p` would; a lock file `path` + ".lock" goes beside it). Warnings (an unreadable
+  /// file) go to `sink`.
   /// An entry keeps the baseline's outputs when their text takes at most
   /// `max_stored_output_bytes` (0: never).
   explicit TuningCache(std::filesystem::path path, MessageSink sink = stderr_sink(),
@@ -222,7 +224,8 @@ class TuningCache {
 
   /// Stores `report` (to_json of a TuneReport) under `key`, with `reference` (the baseline's
   /// outputs, as tune_with_cache writes them; null: none), replacing an entry for the same key
-  /// and keeping every other. Throws aitune::Error when the file cannot be written.
+  /// and keeping every other. Creates the file, and the folders above it, when missing. Throws
+  /// aitune::Error when the file cannot be written.
   void store(const nlohmann::json& key, nlohmann::json report,
              nlohmann::json reference = nullptr) const {
     if (path_.has_parent_path()) {

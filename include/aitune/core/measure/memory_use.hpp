@@ -112,16 +112,26 @@ class HostMemory {
   }
 };
 
-/// Watches the memory a backend takes from its construction to finish(): resets the peak marks,
-/// notes the levels, and reports the growth. Make one just before a build.
+/// Watches the memory a backend takes from its construction to finish(): notes the levels and
+/// reports the growth. Make one just before a build.
+///
+/// The peaks come from marks the process shares (the kernel's peak resident set, a device
+/// allocator's peak statistics). With `reset_peaks` the watch sets them back first, so every
+/// peak is known, and whatever else in the process reads those marks sees them reset. Without
+/// it nothing is reset: a peak is known when the backend set a new high for the process (the
+/// mark rose), and absent otherwise, since it then lies somewhere below the older high.
 template <class B>
 class MemoryWatch {
  public:
-  explicit MemoryWatch(const typename B::model_type& model) : model_(model) {
-    peak_reset_ = HostMemory::reset_peak();
+  MemoryWatch(const typename B::model_type& model, bool reset_peaks) : model_(model) {
+    if (reset_peaks) {
+      peak_reset_ = HostMemory::reset_peak();
+      device_memory<B>::reset_peak(model_);
+    }
     host_before_ = HostMemory::resident_bytes();
-    device_memory<B>::reset_peak(model_);
+    host_mark_before_ = HostMemory::peak_bytes();
     device_before_ = device_memory<B>::read(model_);
+    device_reset_ = reset_peaks;
   }
 
   /// The growth since construction.
@@ -130,17 +140,20 @@ class MemoryWatch {
     if (host_before_) {
       if (const auto now = HostMemory::resident_bytes()) {
         use.host_kept_bytes = *now - *host_before_;
-        // Without the reset the mark may be an older, higher peak: no figure rather than a
-        // wrong one.
-        const auto peak = peak_reset_ ? HostMemory::peak_bytes() : std::nullopt;
-        if (peak) use.host_peak_bytes = std::max(*peak, *now) - *host_before_;
+        // A mark that was not reset and did not rise is an older, higher peak: no figure
+        // rather than a wrong one.
+        const auto peak = HostMemory::peak_bytes();
+        if (peak && (peak_reset_ || (host_mark_before_ && *peak > *host_mark_before_)))
+          use.host_peak_bytes = std::max(*peak, *now) - *host_before_;
       }
     }
     if (device_before_) {
       if (const auto now = device_memory<B>::read(model_)) {
         use.device_kept_bytes = now->allocated_bytes - device_before_->allocated_bytes;
-        use.device_peak_bytes =
-            std::max(now->peak_bytes, now->allocated_bytes) - device_before_->allocated_bytes;
+        if (device_reset_ || now->peak_bytes > device_before_->peak_bytes) {
+          use.device_peak_bytes =
+              std::max(now->peak_bytes, now->allocated_bytes) - device_before_->allocated_bytes;
+        }
       }
     }
     return use;
@@ -148,8 +161,10 @@ class MemoryWatch {
 
  private:
   const typename B::model_type& model_;
-  bool peak_reset_ = false;
+  bool peak_reset_ = false;    ///< the host's peak mark was set back
+  bool device_reset_ = false;  ///< the device's peak statistics were set back
   std::optional<std::int64_t> host_before_{};
+  std::optional<std::int64_t> host_mark_before_{};
   std::optional<DeviceMemoryReading> device_before_{};
 };
 

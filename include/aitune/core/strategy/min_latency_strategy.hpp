@@ -432,7 +432,7 @@ class MinLatencyStrategy {
   /// The memory it took meanwhile goes on its row (StrategyConfig::enable_memory_watch).
   bool prepare(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
     if (!config_.memory_watch()) return build_and_check(run, backend, entry, is_baseline);
-    const MemoryWatch<B> watch(run.model);
+    const MemoryWatch<B> watch(run.model, config_.peak_reset());
     const bool ready = build_and_check(run, backend, entry, is_baseline);
     if (MemoryUse use = watch.finish(); !use.empty()) entry.memory = use;
     return ready;

@@ -59,13 +59,23 @@ class StrategyConfig {
 
   /// Note the memory each backend takes while it is built and checked (MemoryUse: host resident
   /// set and, where the backend family reports one, device memory) in its report row. On by
-  /// default. It resets the process's peak-resident mark (and LibTorch's CUDA peak statistics)
-  /// before each build: a server that watches its own peak should turn it off.
+  /// default; it changes nothing the process shares unless enable_peak_reset is on.
   StrategyConfig& enable_memory_watch(bool on) {
     memory_watch_ = on;
     return *this;
   }
   [[nodiscard]] bool memory_watch() const noexcept { return memory_watch_; }
+
+  /// Let the memory watch set the process's peak marks back before each build (Linux's peak
+  /// resident set through /proc/self/clear_refs, which getrusage's ru_maxrss reads too, and
+  /// LibTorch's CUDA peak statistics), so that every backend's peak is known. Off by default:
+  /// the marks stay the process's own, and a backend's peak is reported only where its build
+  /// set a new high for the process. aitune-tune, a process of its own, turns it on.
+  StrategyConfig& enable_peak_reset(bool on) {
+    peak_reset_ = on;
+    return *this;
+  }
+  [[nodiscard]] bool peak_reset() const noexcept { return peak_reset_; }
 
   /// Cancels the tuning when a stop is requested on `token`'s source: within one call of each
   /// backend being measured, or at the next step. tune() then throws CancelledError with the
@@ -105,6 +115,7 @@ class StrategyConfig {
   bool correctness_check_ = true;
   bool full_errors_ = false;
   bool memory_watch_ = true;
+  bool peak_reset_ = false;
   std::stop_token stop_token_{};
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
