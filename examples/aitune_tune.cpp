@@ -256,7 +256,7 @@ Options parse_arguments(int argc, char** argv) {
   app.formatter(std::make_shared<HelpFormatter>());
   app.set_help_flag("-h,--help", "this text");
   app.footer("Exit codes: 0 success, 2 usage error, 1 any other failure, 130/143 stopped by "
-             "SIGINT/SIGTERM. The JSON report's schema is in README.md.");
+             "SIGINT/SIGTERM. The JSON report's schema is in docs/command-line.md.");
   std::string model;
   std::vector<std::string> inputs;
   std::vector<std::string> sample_files;
@@ -360,10 +360,10 @@ Options parse_arguments(int argc, char** argv) {
       ->group(measure_group);
 
   const std::string output_group = "Reports and cache";
-  app.add_option(
-         "--json", json,
-         wrapped("also write the report as JSON (schema in README.md); written also when the run "
-                 "fails, with the error"))
+  app.add_option("--json", json,
+                 wrapped("also write the report as JSON (schema in docs/command-line.md); written "
+                         "also when the run "
+                         "fails, with the error"))
       ->type_name("FILE")
       ->group(output_group);
   app.add_option("--report-dir", report_dir,

@@ -2,7 +2,8 @@
 #pragma once
 
 // A backend of your own that wraps another one: it counts the calls its inner backend serves and
-// leaves everything else to it. The README's "Your own backend" shows this file; a test tunes it.
+// leaves everything else to it. docs/libtorch.md ("Your own backend") shows this file; a test tunes
+// it.
 #include <aitune/torch/any_backend.hpp>
 
 #include <atomic>

@@ -6,8 +6,8 @@
 #       option_text    --tolerance, --precision, lists       (core/text/option_text.hpp)
 #       zip_structure  the zip check in front of LibTorch     (core/text/zip_structure.hpp)
 #   tools/fuzz.sh --libtorch [SECONDS]   sample files through our limits into LibTorch's own
-#       loader (torch/sample_file.hpp). Findings inside LibTorch are LibTorch's: see README
-#       "Reliability" for those known.
+#       loader (torch/sample_file.hpp). Findings inside LibTorch are LibTorch's: see
+#       docs/reliability.md for those known.
 # Each starts from its committed corpus, fuzz/corpus/<target>; new inputs go to
 # build/fuzz/corpus/<target>. A finding is written to build/fuzz/ and fails the run.
 set -euo pipefail

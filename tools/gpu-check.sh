@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check, one call on the GPU machine (the device tool; see README "GPU"):
+# The GPU check, one call on the GPU machine (the device tool; see docs/gpu.md):
 #   here:   tools/gpu-prepare.sh
 #   there:  bash tools/gpu-check.sh        (carry .vendor; OUT is where results go)
 # Builds the project against the Python's LibTorch (CUDA) - or, with AITUNE_PREBUILT=DIR, uses

@@ -11,6 +11,7 @@ packages=(
   libtorch-dev                             # the oldest supported LibTorch (1.13, CPU)
   python3-torch python3-torchvision        # to trace its real models at set-up (random weights)
   librsvg2-bin                             # rsvg-convert: the tests render the SVG report
+  doxygen                                  # the API reference (target docs), checked by a test
   "$@"
 )
 

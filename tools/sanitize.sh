@@ -9,7 +9,7 @@
 #   tools/sanitize.sh all       both
 # LibTorch itself is not instrumented. Reports proven to come from inside it are suppressed, one
 # comment each, in tools/sanitizers/*.supp; any other report fails the run. Run by
-# tools/run-tests.sh (address) and before a release (all); see README "Reliability".
+# tools/run-tests.sh (address) and before a release (all); see docs/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD/tools/sanitizers

@@ -40,6 +40,14 @@ add_test(NAME "packaging: install tree"
          COMMAND "${CMAKE_COMMAND}" --install "${PROJECT_BINARY_DIR}" --prefix "${install_prefix}")
 set_tests_properties("packaging: install tree" PROPERTIES FIXTURES_SETUP aitune_install_tree
                                                           LABELS packaging)
+# The examples an integrator starts from come with the package.
+add_test(NAME "packaging: the install tree holds the README's server and the other examples"
+         COMMAND "${CMAKE_COMMAND}" -E cat "${install_prefix}/share/aitune/examples/minimal_server.cpp"
+                 "${install_prefix}/share/aitune/examples/inference_server.cpp"
+                 "${install_prefix}/share/aitune/examples/counted_backend.hpp")
+set_tests_properties("packaging: the install tree holds the README's server and the other examples"
+                     PROPERTIES LABELS packaging FIXTURES_REQUIRED aitune_install_tree
+                                PASS_REGULAR_EXPRESSION "lt::tune\\(model, samples.*class CountedBackend")
 aitune_add_consumer_test("find_package (install tree)" DIR find-package-install-tree
                          OPTIONS "-DAITUNE_CONSUME=find_package"
                                  "-DCMAKE_PREFIX_PATH=${install_prefix}"

@@ -1,6 +1,6 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The TorchScript backends, AnyBackend, the canary, the tuned module and whole tunings.
-#include "counted_backend.hpp"  // examples/: the wrapper the README shows
+#include "counted_backend.hpp"  // examples/: the wrapper docs/libtorch.md shows
 #include "support/fake_backend.hpp"
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"

@@ -2,8 +2,8 @@
 #pragma once
 
 /// @file
-/// LibTorch includes and feature switches shared by the LibTorch layer (namespace aitune::lt,
-/// so that it never shadows ::torch).
+/// LibTorch includes and feature switches shared by the LibTorch layer (namespace
+/// `aitune::lt`, so that it never shadows the global namespace torch).
 ///
 /// AITUNE_WITH_CUDA: 1 when LibTorch was built with CUDA. The CMake project defines it from the
 /// `torch_cuda` target; other builds may define it themselves (it defaults to 0).

@@ -10,7 +10,7 @@
 ///
 /// where `scale` is the largest |expected| in that output tensor. Tying the absolute part to
 /// the tensor's own scale makes the check mean the same for logits of size 10 and for features
-/// of size 1e-3. The defaults follow the candidate's compute precision (see README,
+/// of size 1e-3. The defaults follow the candidate's compute precision (see docs/libtorch.md,
 /// "Correctness check"): float32 1e-4 / 1e-4, float16 and bfloat16 16 units of round-off
 /// (2^-7 = 7.8e-3 and 2^-4 = 6.25e-2) on both terms, and float32 on CUDA with TF32 allowed as
 /// float16.

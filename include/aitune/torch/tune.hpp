@@ -135,6 +135,7 @@ using aitune::CandidateStatus;
 using aitune::ConfigError;
 using aitune::DecisionConfig;
 using aitune::DecisionRule;
+using aitune::default_time_budget_ms;
 using aitune::Error;
 using aitune::MessageSink;
 using aitune::NoCorrectBackendError;

@@ -99,7 +99,8 @@ class DecisionConfig {
   }
 
  private:
-  // Defaults chosen with bench/selection_quality.cpp (README, "How the measurement decides").
+  // Defaults chosen with bench/selection_quality.cpp (docs/measurement.md, "How the measurement
+  // decides").
   DecisionRule rule_ = DecisionRule::confident_median;
   double min_gain_ = 0.02;
   double tie_margin_ = 0.01;

@@ -3,8 +3,8 @@
 
 /// @file
 /// Settings of the interleaved measurement ("the race") and its adaptive warm-up. The decision's
-/// parameters live in DecisionConfig. Defaults are justified in README.md ("How the measurement
-/// decides").
+/// parameters live in DecisionConfig. Defaults are justified in docs/measurement.md ("How the
+/// measurement decides").
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/text/enum_text.hpp"
@@ -187,7 +187,8 @@ class RaceConfig {
   }
 
  private:
-  // Defaults chosen with bench/selection_quality.cpp (README, "How the measurement decides").
+  // Defaults chosen with bench/selection_quality.cpp (docs/measurement.md, "How the measurement
+  // decides").
   int block_calls_ = 2;
   bool discard_first_call_ = true;
   int first_look_rounds_ = 10;
@@ -196,7 +197,8 @@ class RaceConfig {
   std::optional<int> max_rounds_{};
   std::int64_t max_calls_ = 100'000;
   double first_look_share_ = 0.4;
-  int futility_first_round_ = 10;  // with futility alpha 0.10: README, "Ties"
+  // With futility alpha 0.10: docs/measurement.md, "Two error budgets".
+  int futility_first_round_ = 10;
   int futility_every_ = 2;
   int confirmation_rounds_ = 1;
   std::uint64_t seed_ = 0x5eed;

@@ -3,7 +3,7 @@
 
 /// @file
 /// The report as JSON for programs (to_json), and read back (report_from_json). The schema is
-/// documented in README.md ("JSON report").
+/// documented in docs/command-line.md ("JSON report").
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/report/tune_report.hpp"
@@ -23,10 +23,10 @@
 
 namespace aitune {
 
-/// The version of the JSON report's layout (README.md, "JSON report"). 2 added schema_version,
-/// samples_ms and cache_hit; 3 writes every enum as a snake-case token ("build_failed",
-/// "confident_median") where 2 wrote labels ("build failed"), and adds the statuses "skipped"
-/// and "activate_failed". report_from_json reads 2 and 3.
+/// The version of the JSON report's layout (docs/command-line.md, "JSON report"). 2 added
+/// schema_version, samples_ms and cache_hit; 3 writes every enum as a snake-case token
+/// ("build_failed", "confident_median") where 2 wrote labels ("build failed"), and adds the
+/// statuses "skipped" and "activate_failed". report_from_json reads 2 and 3.
 inline constexpr int report_schema_version = 3;
 
 /// What to_json includes beyond the summary.
@@ -110,7 +110,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
 
 }  // namespace detail
 
-/// The report as JSON. The schema is documented in README.md ("JSON report").
+/// The report as JSON. The schema is documented in docs/command-line.md ("JSON report").
 [[nodiscard]] inline nlohmann::json to_json(const TuneReport& report,
                                             const ReportJsonOptions& options = {}) {
   nlohmann::json json{{"schema_version", report_schema_version},
