@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -79,12 +80,24 @@ void stop_on_signals(std::stop_source source) {
   }).detach();
 }
 
+/// Standard error, best effort: a write that fails (stderr closed, or a full disk behind it) is
+/// dropped, and the run goes on to its report and cache (fmt::print would throw, and a throw
+/// on the error path would abort the process).
+template <class... Args>
+void print_to_stderr(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  try {
+    const std::string text = fmt::format(format, std::forward<Args>(args)...);
+    (void)std::fwrite(text.data(), 1, text.size(), stderr);
+  } catch (...) {  // formatting failed (no memory): nothing to say it with either
+  }
+}
+
 // ---- progress: one updating line on a terminal, plain lines otherwise ---------------------
 
 /// Shows the tuning's progress on standard error. On a terminal: one line rewritten in place,
 /// the log's lines scrolling above it. Otherwise (a pipe, a CI log): a plain `progress:` line
 /// for each backend prepared, at each look of the measurement or at most every 5 s, and at the
-/// end. Quiet: no progress, and of the log only its warnings.
+/// end. Quiet: no progress (and the log's threshold is set to warnings, by the caller).
 class ProgressDisplay {
  public:
   ProgressDisplay(bool terminal, bool quiet) : terminal_(terminal), quiet_(quiet) {}
@@ -96,9 +109,9 @@ class ProgressDisplay {
     const std::string line = aitune::describe(progress);
     if (terminal_) {
       current_ = line;
-      fmt::print(stderr, "\r\033[K{}", current_);
+      print_to_stderr("\r\033[K{}", current_);
       if (progress.stage == aitune::ProgressStage::finished) {
-        fmt::print(stderr, "\n");
+        print_to_stderr("\n");
         current_.clear();
       }
       std::fflush(stderr);
@@ -111,25 +124,24 @@ class ProgressDisplay {
     }
     last_rounds_ = progress.rounds;
     last_plain_ms_ = progress.elapsed_ms;
-    fmt::print(stderr, "progress: {}\n", line);
+    print_to_stderr("progress: {}\n", line);
   }
 
   /// The strategy's sink: one log line, above the progress line.
   void log(std::string_view line) {
-    if (quiet_ && line.find("WARNING:") == std::string_view::npos) return;
     const std::lock_guard lock(mutex_);
     if (terminal_ && !current_.empty()) {
-      fmt::print(stderr, "\r\033[K{}\n{}", line, current_);
+      print_to_stderr("\r\033[K{}\n{}", line, current_);
       std::fflush(stderr);
     } else {
-      fmt::print(stderr, "{}\n", line);
+      print_to_stderr("{}\n", line);
     }
   }
 
   /// Ends the progress line (a tuning that failed or was cancelled leaves it unfinished).
   void close() {
     const std::lock_guard lock(mutex_);
-    if (terminal_ && !current_.empty()) fmt::print(stderr, "\n");
+    if (terminal_ && !current_.empty()) print_to_stderr("\n");
     current_.clear();
   }
 
@@ -201,6 +213,51 @@ struct Options {
   std::optional<std::filesystem::path> cache;
   std::optional<std::filesystem::path> expect;
 };
+
+/// Whether `a` and `b` name the same file: the same inode where both exist, else the same
+/// absolute, normalised path (an output not made yet).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code error;
+  if (std::filesystem::exists(a, error) && std::filesystem::exists(b, error)) {
+    return std::filesystem::equivalent(a, b, error);
+  }
+  return std::filesystem::weakly_canonical(a, error) == std::filesystem::weakly_canonical(b, error);
+}
+
+/// No output may name an input or another output: `--json MODEL` would overwrite the model,
+/// `--cache MODEL` move it aside, and `--json` equal to `--cache` replace the cache with a
+/// report. A usage error (exit 2) before anything runs.
+void check_paths_apart(const Options& options) {
+  std::vector<std::pair<std::string, std::filesystem::path>> inputs{{"the model", options.model}};
+  for (const auto& file : options.sample_files)
+    inputs.emplace_back("--sample", file);
+  for (const auto& file : options.aoti_packages)
+    inputs.emplace_back("--aoti", file);
+  if (options.expect) inputs.emplace_back("--expect", *options.expect);
+  std::vector<std::pair<std::string, std::filesystem::path>> outputs;
+  if (options.json) outputs.emplace_back("--json", *options.json);
+  if (options.cache) outputs.emplace_back("--cache", *options.cache);
+  if (options.report_dir) {
+    for (const char* file : {"report.json", "report.md", "report.svg"})
+      outputs.emplace_back(fmt::format("--report-dir's {}", file), *options.report_dir / file);
+    inputs.emplace_back("--report-dir", *options.report_dir);  // a folder: not a file to replace
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [name, path] = outputs[i];
+    for (const auto& [input_name, input] : inputs) {
+      if (same_file(path, input)) {
+        throw UsageError{
+            fmt::format("{} '{}' is {}: it would be overwritten", name, path.string(), input_name)};
+      }
+    }
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (same_file(path, outputs[j].second)) {
+        throw UsageError{fmt::format("{} and {} name the same file '{}'", name, outputs[j].first,
+                                     path.string())};
+      }
+    }
+  }
+}
 
 /// `text` broken into lines of at most `width` characters, for the help (CLI11 indents the lines
 /// after the first under the option's description).
@@ -385,7 +442,8 @@ Options parse_arguments(int argc, char** argv) {
                wrapped("no progress, and of the log only its warnings (the report is printed)"))
       ->group(output_group);
   app.add_flag("--verbose", options.verbose,
-               wrapped("with each failure's one-line reason, log the full error (tracebacks)"))
+               wrapped("with each failure's one-line reason, log the full error (tracebacks); and "
+                       "show LibTorch's own log lines (hidden otherwise)"))
       ->group(output_group);
 
   try {
@@ -397,6 +455,14 @@ Options parse_arguments(int argc, char** argv) {
   }
   options.model = model;
   options.validation = !no_validation;
+  // An option given an empty value is a mistake (an unset shell variable), not "off".
+  for (const auto& [name, value] :
+       {std::pair{"--json", &json}, std::pair{"--report-dir", &report_dir},
+        std::pair{"--cache", &cache}, std::pair{"--expect", &expect}}) {
+    if (app.count(name) > 0 && value->empty()) {
+      throw UsageError{fmt::format("{} was given an empty path", name)};
+    }
+  }
   if (!json.empty()) options.json = std::filesystem::path(json);
   if (!report_dir.empty()) options.report_dir = std::filesystem::path(report_dir);
   if (!cache.empty()) options.cache = std::filesystem::path(cache);
@@ -485,6 +551,7 @@ Options parse_arguments(int argc, char** argv) {
   if (options.stable && !options.sequential) {
     throw UsageError{"--stable is a stop rule of the sequential schedule: add --sequential"};
   }
+  check_paths_apart(options);
   return options;
 }
 
@@ -610,7 +677,7 @@ void write_report(const std::filesystem::path& path, nlohmann::json json,
                   const Environment& environment) {
   json["environment"] = environment;
   aitune::write_json_file(path, json);
-  fmt::print(stderr, "report written to {}\n", path.string());
+  print_to_stderr("report written to {}\n", path.string());
 }
 
 /// The files of --report-dir: the JSON report, the markdown and the chart.
@@ -634,7 +701,7 @@ void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport
                   machine.value("gpu", machine.value("cpu", "?")),
                   environment.value("libtorch", "?"), environment.value("intra_op_threads", 0));
   std::ofstream(dir / "report.svg") << aitune::render_svg(report, subtitle);
-  fmt::print(stderr, "report.md and report.svg written to {}\n", dir.string());
+  print_to_stderr("report.md and report.svg written to {}\n", dir.string());
 }
 
 /// The largest share of its tolerance any output's worst element used (0 when none was compared).
@@ -680,6 +747,13 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   // Whatever ends the tuning, the progress line is ended before the report or the error.
   const std::unique_ptr<ProgressDisplay, void (*)(ProgressDisplay*)> close_display(
       display.get(), [](ProgressDisplay* shown) { shown->close(); });
+  const auto log_line = [display](std::string_view line) { display->log(line); };
+  const LogLevel log_level = options.quiet ? LogLevel::warning : LogLevel::info;
+  const Logger log(log_line, log_level);
+  // LibTorch's warnings go to the log too; its log lines (the native runtime's list of ops
+  // without static kernels, at every build) only with --verbose: they cannot be routed.
+  const lt::TorchWarningRoute torch_warnings(log);
+  if (!options.verbose) lt::set_libtorch_log_level(LogLevel::off);
   // An output that cannot be written fails now, not after the whole tuning.
   if (options.json) check_writable(*options.json);
   if (options.report_dir) {
@@ -744,7 +818,6 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
   if (options.stable) profiling.set_stop_rule(StableWindow());
-  const auto log_line = [display](std::string_view line) { display->log(line); };
   const auto config =
       StrategyConfig{}
           .enable_performance_validation(options.validation)
@@ -755,10 +828,11 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .enable_peak_reset(true)  // its own process: every backend's peak is worth knowing
           .set_stop_token(std::move(stop))
           .set_sink(log_line)
+          .set_log_level(log_level)
           .set_progress([display](const Progress& progress) { display->show(progress); })
           .set_module_name(options.model.stem().string());
   std::optional<TuningCache> cache;
-  if (options.cache) cache.emplace(*options.cache, log_line);
+  if (options.cache) cache.emplace(*options.cache);
 
   // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
   // should not surface as every candidate failing in turn. (An archive of AOTInductor models
@@ -768,7 +842,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
   std::optional<nlohmann::json> key;
   if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
-  const bool cached = key && cache->find(*key);
+  const bool cached = key && cache->find(*key, log);
   if (has_baseline && !cached) try {
       lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
       probe.build(model, samples);
@@ -818,7 +892,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     write_report_dir(*options.report_dir, report, environment, options.raw_samples);
   }
   if (differs) {  // the reports above keep the tuning and say this too
-    fmt::print(stderr, "aitune-tune: error: {}\n", *differs);
+    print_to_stderr("aitune-tune: error: {}\n", *differs);
     return 1;
   }
   return 0;
@@ -839,8 +913,8 @@ void write_failed_report(const Options& options, const Environment& environment,
       write_report(path, json, environment);
     } catch (const std::exception& failure) {  // the original error is the one to report
       if (message != failure.what()) {
-        fmt::print(stderr, "aitune-tune: the JSON report was not written either: {}\n",
-                   failure.what());
+        print_to_stderr("aitune-tune: the JSON report was not written either: {}\n",
+                        failure.what());
       }
     }
   }
@@ -860,8 +934,8 @@ int tune_command(int argc, char** argv) {
       fmt::print("{}", error.help);
       return 0;
     }
-    fmt::print(stderr, "aitune-tune: {}\n\n{}(aitune-tune --help lists every option)\n",
-               error.message, usage_lines);
+    print_to_stderr("aitune-tune: {}\n\n{}(aitune-tune --help lists every option)\n", error.message,
+                    usage_lines);
     // With --json given, a usage error leaves the report too (the usage text promises it for
     // every failure): say, a backend the model lacks, or a sample whose batch is not 1.
     write_failed_report(options, environment, error.message, nullptr);
@@ -871,21 +945,21 @@ int tune_command(int argc, char** argv) {
     const std::string message =
         fmt::format("interrupted by {}: the tuning stopped before a decision",
                     number == SIGTERM ? "SIGTERM" : "SIGINT");
-    fmt::print(stderr, "aitune-tune: {}\n", message);
+    print_to_stderr("aitune-tune: {}\n", message);
     write_failed_report(options, environment, message, error.report());
     return 128 + (number != 0 ? number : SIGINT);
   } catch (const aitune::NoCorrectBackendError& error) {
     if (error.report()) fmt::print("\n{}", aitune::render_table(*error.report()));
-    fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
+    print_to_stderr("aitune-tune: error: {}\n", error.what());
     write_failed_report(options, environment, error.what(), error.report());
     return 1;
   } catch (const aitune::Error& error) {  // our messages are written for people already
-    fmt::print(stderr, "aitune-tune: error: {}\n", error.what());
+    print_to_stderr("aitune-tune: error: {}\n", error.what());
     write_failed_report(options, environment, error.what(), nullptr);
     return 1;
   } catch (const std::exception& error) {
     const std::string message = aitune::lt::summarize_error(error);
-    fmt::print(stderr, "aitune-tune: error: {}\n", message);
+    print_to_stderr("aitune-tune: error: {}\n", message);
     write_failed_report(options, environment, message, nullptr);
     return 1;
   }

@@ -17,7 +17,8 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const lt::Model model = lt::load_model(argv[1], lt::parse_device("cpu"));
-  // Fixed inputs (seed 0): a cache hit then checks against the outputs stored with the decision.
+  // Fixed inputs (seed 0): with a key (AITUNE_CACHE_KEY_FILE) a cache hit checks its choice
+  // against the outputs stored with the decision, without building the baseline.
   const std::vector<lt::Sample> samples{
       lt::make_random_sample({lt::parse_input_spec(argv[3])}, model.device, /*seed=*/0)};
   const lt::TuningCache cache(argv[2]);  // a hit is rebuilt and checked, never measured again

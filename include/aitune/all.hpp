@@ -7,6 +7,7 @@
 
 #include "aitune/aitune.hpp"
 #include "aitune/core/cache/cached_tuning.hpp"
+#include "aitune/core/cache/hmac.hpp"
 #include "aitune/core/cache/settings_key.hpp"
 #include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
@@ -40,6 +41,7 @@
 #include "aitune/core/text/enum_text.hpp"
 #include "aitune/core/text/format.hpp"
 #include "aitune/core/text/json_file.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/core/text/message_sink.hpp"
 #include "aitune/core/text/option_text.hpp"
 #include "aitune/core/text/zip_structure.hpp"

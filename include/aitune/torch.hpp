@@ -17,6 +17,7 @@
 #include "aitune/torch/dtypes.hpp"
 #include "aitune/torch/inputs.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
+#include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/perturbed.hpp"
 #include "aitune/torch/precision.hpp"

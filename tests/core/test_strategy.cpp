@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <stop_token>
@@ -330,6 +331,62 @@ TEST_CASE("When the baseline wins, the sink says so with its description and lat
   auto strategy = make_strategy(model, {FakeBackend("Slow", 2.0)}, {}, &sink);
   (void)strategy.tune(model, one_sample(), "net");
   CHECK(sink.contains("Baseline was selected: TorchEager() at 1.250 ms"));
+}
+
+TEST_CASE("A sink takes the level with each line, and the log level decides what reaches it",
+          "[strategy][log]") {
+  FakeModel model;
+  struct Line {
+    LogLevel level;
+    std::string text;
+  };
+  const auto run = [&model](MessageSink sink, LogLevel threshold) {
+    FakeStrategy strategy({failing_build("Broken"), FakeBackend("Good", 2.0)},
+                          StrategyConfig{}.set_sink(std::move(sink)).set_log_level(threshold),
+                          VirtualTimer(model.clock));
+    (void)strategy.tune(model, one_sample(), "net");
+  };
+  std::vector<Line> lines;
+  const auto by_level = [&lines](LogLevel level, std::string_view text) {
+    lines.push_back({level, std::string(text)});
+  };
+  const auto count = [&lines](LogLevel level) {
+    return std::count_if(lines.begin(), lines.end(),
+                         [level](const Line& line) { return line.level == level; });
+  };
+
+  run(by_level, LogLevel::info);
+  CHECK(count(LogLevel::info) > 3);
+  REQUIRE(count(LogLevel::warning) == 1);
+  const auto warning = std::find_if(
+      lines.begin(), lines.end(), [](const Line& line) { return line.level == LogLevel::warning; });
+  // The level is told apart, not written into the line; the indentation stays.
+  CHECK(warning->text == "    build failed: scripted build failure");
+
+  lines.clear();
+  run(by_level, LogLevel::warning);
+  CHECK(count(LogLevel::info) == 0);
+  CHECK(count(LogLevel::warning) == 1);
+
+  lines.clear();
+  run(by_level, LogLevel::off);
+  CHECK(lines.empty());
+
+  // A sink of plain lines reads the level in the line, as before levels.
+  SinkRecorder plain;
+  run(plain.sink(), LogLevel::info);
+  CHECK(plain.contains("    WARNING: build failed: scripted build failure"));
+  CHECK(plain.contains("net: selected Good()"));
+  plain.lines->clear();
+  run(plain.sink(), LogLevel::warning);
+  CHECK(plain.lines->size() == 1);
+
+  // An empty sink drops everything; one from an empty std::function too.
+  CHECK_FALSE(static_cast<bool>(MessageSink{}));
+  CHECK_FALSE(static_cast<bool>(MessageSink(std::function<void(std::string_view)>{})));
+  CHECK_FALSE(Logger(null_sink()).enabled(LogLevel::warning));
+  CHECK(to_string(LogLevel::warning) == "warning");
+  CHECK(parse_token<LogLevel>("info") == LogLevel::info);
 }
 
 TEST_CASE("A latency that never settles under StableWindow fails that candidate only",

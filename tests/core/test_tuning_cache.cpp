@@ -57,6 +57,15 @@ const nlohmann::json key_a{{"model", "a"}, {"inputs", {"1x3"}}};
 const nlohmann::json key_b{{"model", "b"}, {"inputs", {"1x3"}}};
 const nlohmann::json report_a{{"selected", "A"}};
 
+/// A key for the caches whose entries are signed (16 bytes at least).
+const std::string test_key = "a test key, 32 bytes long, or so";
+
+/// Signs `entry` again with test_key, as a holder of the key would after editing it.
+void sign_again(nlohmann::json& entry) {
+  entry.erase("signature");
+  entry["signature"] = hmac_sha256_hex(test_key, entry.dump());
+}
+
 }  // namespace
 
 TEST_CASE("SHA-256 gives the FIPS 180-4 digests, across block boundaries", "[cache]") {
@@ -107,22 +116,23 @@ TEST_CASE("The cache finds what was stored under the same key only, and keeps ot
           "[cache]") {
   const auto dir = fresh_folder("basic");
   SinkRecorder recorder;
-  const TuningCache cache(dir / "sub" / "cache.json", recorder.sink());
-  CHECK_FALSE(cache.find(key_a));  // no file yet: a plain miss
-  cache.store(key_a, report_a);
-  cache.store(key_b, {{"selected", "B"}});
-  cache.store(key_a, {{"selected", "A2"}});  // replaces a's entry
+  const TuningCache cache(dir / "sub" / "cache.json");
+  const Logger log(recorder.sink());    // the cache has no sink: each call is given one
+  CHECK_FALSE(cache.find(key_a, log));  // no file yet: a plain miss
+  cache.store(key_a, report_a, nullptr, log);
+  cache.store(key_b, {{"selected", "B"}}, nullptr, log);
+  cache.store(key_a, {{"selected", "A2"}}, nullptr, log);  // replaces a's entry
 
-  const auto a = cache.find(key_a);
+  const auto a = cache.find(key_a, log);
   REQUIRE(a);
   CHECK(a->report["selected"] == "A2");
   CHECK(a->key == key_a);
   CHECK(a->created.size() == 20);  // 2026-11-30T18:54:06Z
-  REQUIRE(cache.find(key_b));
-  CHECK(cache.find(key_b)->report["selected"] == "B");
+  REQUIRE(cache.find(key_b, log));
+  CHECK(cache.find(key_b, log)->report["selected"] == "B");
   nlohmann::json other_key = key_a;
   other_key["inputs"] = {"1x4"};
-  CHECK_FALSE(cache.find(other_key));
+  CHECK_FALSE(cache.find(other_key, log));
 
   const auto document = nlohmann::json::parse(read_text(cache.path()));
   CHECK(document["schema_version"] == tuning_cache_schema_version);
@@ -141,12 +151,13 @@ TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside
                std::string(R"({"schema_version": 1, "entries": [1]})"));
   write_text(path, bad);
   SinkRecorder recorder;
-  const TuningCache cache(path, recorder.sink());
-  CHECK_FALSE(cache.find(key_a));
-  cache.store(key_a, report_a);
+  const TuningCache cache(path);
+  const Logger log(recorder.sink());
+  CHECK_FALSE(cache.find(key_a, log));
+  cache.store(key_a, report_a, nullptr, log);
   CHECK(count_warnings(recorder) == 1);
   CHECK(recorder.contains("is unusable"));
-  REQUIRE(cache.find(key_a));
+  REQUIRE(cache.find(key_a, log));
 
   // The unreadable file is kept, byte for byte, beside the new one.
   std::size_t kept = 0;
@@ -160,15 +171,44 @@ TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("JSON nested deeper than the bound is refused while parsing, however deep",
+          "[cache][trust]") {
+  std::string why;
+  CHECK(parse_json_bounded("[[[1]]]", &why, 3) == nlohmann::json::parse("[[[1]]]"));
+  CHECK(parse_json_bounded("[[[[1]]]]", &why, 3).is_discarded());
+  CHECK(why == "it nests deeper than 3 levels");
+  CHECK(parse_json_bounded("{\"a\": [", &why).is_discarded());
+  CHECK(why == "it is not valid JSON (truncated?)");
+
+  // 150 000 levels (300 KB): dumping it would overflow the stack; its indented dump at 20 000
+  // levels took 800 MB. The cache is one warning, and moved aside when a tuning is stored.
+  const auto dir = fresh_folder("deep");
+  const auto path = dir / "cache.json";
+  const std::size_t depth = 150'000;
+  write_text(path, R"({"schema_version": 2, "entries": {"a": )" + std::string(depth, '[') +
+                       std::string(depth, ']') + "}}");
+  SinkRecorder recorder;
+  const TuningCache cache(path);
+  const Logger log(recorder.sink());
+  CHECK_FALSE(cache.find(key_a, log));
+  CHECK(recorder.contains("nests deeper than 256 levels"));
+  cache.store(key_a, report_a, nullptr, log);
+  CHECK(cache.find(key_a, log));
+  CHECK(std::filesystem::file_size(path) < 4096);
+  CHECK(count_warnings(recorder) == 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("A cache of a newer schema is a warning and is left as it is", "[cache]") {
   const auto dir = fresh_folder("newer");
   const auto path = dir / "cache.json";
   const std::string newer = R"({"schema_version": 99, "entries": {}, "shards": []})";
   write_text(path, newer);
   SinkRecorder recorder;
-  const TuningCache cache(path, recorder.sink());
-  CHECK_FALSE(cache.find(key_a));
-  cache.store(key_a, report_a);
+  const TuningCache cache(path);
+  const Logger log(recorder.sink());
+  CHECK_FALSE(cache.find(key_a, log));
+  cache.store(key_a, report_a, nullptr, log);
   CHECK(read_text(path) == newer);
   CHECK(count_warnings(recorder) == 1);
   CHECK(recorder.contains(
@@ -182,11 +222,12 @@ TEST_CASE("A damaged entry is a warning and a miss", "[cache]") {
   write_text(path, fmt::format(R"({{"schema_version": {}, "entries": {{"{}": {{"key": 3}}}}}})",
                                tuning_cache_schema_version, TuningCache::entry_id(key_a)));
   SinkRecorder recorder;
-  const TuningCache cache(path, recorder.sink());
-  CHECK_FALSE(cache.find(key_a));
+  const TuningCache cache(path);
+  const Logger log(recorder.sink());
+  CHECK_FALSE(cache.find(key_a, log));
   CHECK(recorder.contains("the entry for this key is damaged"));
-  cache.store(key_a, report_a);
-  CHECK(cache.find(key_a));
+  cache.store(key_a, report_a, nullptr, log);
+  CHECK(cache.find(key_a, log));
   std::filesystem::remove_all(dir);
 }
 
@@ -199,12 +240,13 @@ TEST_CASE("Entries of the older schema are misses with one warning, dropped at t
                                     "entries": {{"{}": {{"key": {}, "report": {{}}}}}}}})",
                                digests, TuningCache::entry_id(key_a), key_a.dump()));
   SinkRecorder recorder;
-  const TuningCache cache(path, recorder.sink());
-  CHECK_FALSE(cache.find(key_a));
-  CHECK_FALSE(cache.find(key_a));
+  const TuningCache cache(path);
+  const Logger log(recorder.sink());
+  CHECK_FALSE(cache.find(key_a, log));
+  CHECK_FALSE(cache.find(key_a, log));
   CHECK(count_warnings(recorder) == 1);
   CHECK(recorder.contains("older aitune (schema 1"));
-  cache.store(key_b, report_a);
+  cache.store(key_b, report_a, nullptr, log);
   const auto document = nlohmann::json::parse(read_text(path));
   CHECK(document["schema_version"] == tuning_cache_schema_version);
   CHECK(document["entries"].size() == 1);
@@ -303,14 +345,14 @@ TEST_CASE("Writers storing at once lose no entry", "[cache][concurrency]") {
   std::vector<std::thread> threads;
   for (int w = 0; w < writers; ++w) {
     threads.emplace_back([&, w] {
-      const TuningCache cache(path, null_sink());  // its own lock file descriptor, as a process
+      const TuningCache cache(path);  // its own lock file descriptor, as a process
       for (int i = 0; i < each; ++i)
         cache.store({{"writer", w}, {"i", i}}, {{"selected", fmt::format("{}-{}", w, i)}});
     });
   }
   for (auto& thread : threads)
     thread.join();
-  const TuningCache cache(path, null_sink());
+  const TuningCache cache(path);
   for (int w = 0; w < writers; ++w) {
     for (int i = 0; i < each; ++i) {
       const auto found = cache.find({{"writer", w}, {"i", i}});
@@ -373,7 +415,8 @@ TEST_CASE("tune_with_cache tunes on a miss, then rebuilds and checks the choice 
           "[cache][strategy]") {
   const auto dir = fresh_folder("tune");
   SinkRecorder recorder;
-  const TuningCache cache(dir / "cache.json", recorder.sink());
+  TuningCache cache(dir / "cache.json");
+  cache.set_key(test_key);  // signed entries keep the baseline's outputs
   FakeModel model;
   const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
 
@@ -421,7 +464,8 @@ TEST_CASE("A hit on other sample values checks its choice against the baseline, 
           "[cache][strategy]") {
   const auto dir = fresh_folder("other_values");
   SinkRecorder recorder;
-  const TuningCache cache(dir / "cache.json", recorder.sink());
+  TuningCache cache(dir / "cache.json");
+  cache.set_key(test_key);
   FakeModel model;
   const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
   auto first_strategy = make_strategy(model, candidates, {}, &recorder);
@@ -448,15 +492,18 @@ TEST_CASE("Stored baseline outputs that cannot be read are a warning, and the ba
   const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
   FakeModel model;
   {
-    const TuningCache cache(dir / "cache.json", null_sink());
+    TuningCache cache(dir / "cache.json");
+    cache.set_key(test_key);
     auto strategy = make_strategy(model, candidates);
     (void)tune_with_cache(strategy, cache, key_a, model, one_sample(), "net");
   }
+  // Damaged by a holder of the key (signed again): the signature holds, the outputs do not.
   const auto damage = [&](const std::string& outputs, bool fix_digest) {
     nlohmann::json file = nlohmann::json::parse(read_text(dir / "cache.json"));
-    nlohmann::json& reference = file["entries"][TuningCache::entry_id(key_a)]["reference"];
-    reference["outputs"] = outputs;
-    if (fix_digest) reference["outputs_sha256"] = sha256_hex(outputs);
+    nlohmann::json& entry = file["entries"][TuningCache::entry_id(key_a)];
+    entry["reference"]["outputs"] = outputs;
+    if (fix_digest) entry["reference"]["outputs_sha256"] = sha256_hex(outputs);
+    sign_again(entry);
     write_text(dir / "cache.json", file.dump());
   };
   for (const auto& [outputs, fix_digest, why] :
@@ -466,7 +513,8 @@ TEST_CASE("Stored baseline outputs that cannot be read are a warning, and the ba
     CAPTURE(outputs);
     damage(outputs, fix_digest);
     SinkRecorder recorder;
-    const TuningCache cache(dir / "cache.json", recorder.sink());
+    TuningCache cache(dir / "cache.json");
+    cache.set_key(test_key);
     auto strategy = make_strategy(model, candidates, {}, &recorder);
     auto hit = tune_with_cache(strategy, cache, key_a, model, one_sample(), "net");
     REQUIRE(hit.report.cache_hit);
@@ -478,19 +526,199 @@ TEST_CASE("Stored baseline outputs that cannot be read are a warning, and the ba
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("Without a key a hit checks its choice against the baseline, and no outputs are stored",
+          "[cache][strategy][trust]") {
+  const auto dir = fresh_folder("unsigned");
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  FakeModel model;
+  const TuningCache cache(dir / "cache.json");
+  CHECK_FALSE(cache.signs());
+  auto first = make_strategy(model, candidates);
+  (void)tune_with_cache(first, cache, key_a, model, one_sample(), "net");
+  const nlohmann::json file = nlohmann::json::parse(read_text(cache.path()));
+  const nlohmann::json& entry = file["entries"][TuningCache::entry_id(key_a)];
+  CHECK_FALSE(entry.contains("reference"));  // outputs anyone could edit are not stored
+  CHECK_FALSE(entry.contains("signature"));
+  const double before = model.clock->now_ms();
+  auto second = make_strategy(model, candidates);
+  const auto hit = tune_with_cache(second, cache, key_a, model, one_sample(), "net");
+  REQUIRE(hit.report.cache_hit);
+  CHECK(hit.report.selected == "Fast()");
+  CHECK_FALSE(hit.report.cache_hit->stored_reference);
+  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(12.0));  // baseline + choice
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A forged cache entry never selects a candidate with wrong outputs, signed or not",
+          "[cache][strategy][trust]") {
+  const auto dir = fresh_folder("forged");
+  FakeBehaviour wrong{"Wrong", {1.0}};
+  wrong.output_offset = 0.5;  // faster than both, and incorrect
+  const std::vector<FakeBackend> candidates{FakeBackend("Fast", 2.0), FakeBackend(wrong)};
+  for (const bool keyed : {false, true}) {
+    CAPTURE(keyed);
+    FakeModel model;
+    TuningCache cache(dir / fmt::format("cache_{}.json", keyed));
+    if (keyed) cache.set_key(test_key);
+    auto first = make_strategy(model, candidates);
+    REQUIRE(tune_with_cache(first, cache, key_a, model, one_sample(), "net").report.selected ==
+            "Fast()");
+    // The forger makes the report choose Wrong() consistently, and stores Wrong()'s outputs as
+    // the baseline's (3.5 for the sample 1.5), with their SHA-256; they do not hold the key.
+    nlohmann::json file = nlohmann::json::parse(read_text(cache.path()));
+    nlohmann::json& entry = file["entries"][TuningCache::entry_id(key_a)];
+    nlohmann::json& report = entry["report"];
+    report["selected"] = "Wrong()";
+    report["selected_key"] = "fake:Wrong";
+    for (nlohmann::json& row : report["candidates"]) {
+      row["selected"] = row["backend"] == "Wrong()";
+      if (row["backend"] == "Wrong()") {
+        row["status"] = "ok";
+        row["reason"] = "";
+        row["latency"] = report["candidates"][0]["latency"];
+        row["latency"]["median"] = 1.0;
+      }
+    }
+    entry["reference"] = {
+        {"samples_digest", reference_codec<FakeBackend>::digest(one_sample()).value_or("")},
+        {"outputs", "3.5"},
+        {"outputs_sha256", sha256_hex("3.5")}};
+    write_text(cache.path(), file.dump());
+
+    SinkRecorder recorder;
+    auto second = make_strategy(model, candidates, {}, &recorder);
+    const auto result = tune_with_cache(second, cache, key_a, model, one_sample(), "net");
+    CHECK(result.report.selected == "Fast()");
+    CHECK_FALSE(result.report.cache_hit);  // the forged choice failed its check: tuned again
+    CHECK(recorder.contains("cannot be reused: incorrect"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache entry whose report contradicts its choice is a miss with one warning",
+          "[cache][strategy][trust]") {
+  const auto dir = fresh_folder("contradiction");
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  using Edit = void (*)(nlohmann::json&);
+  const std::vector<std::tuple<Edit, std::string>> edits{
+      {[](nlohmann::json& report) {
+         for (nlohmann::json& row : report["candidates"])
+           row["selected"] = row["backend"] == "Slow()";
+         report["selected"] = "Slow()";  // 12 ms against the baseline's 10
+       },
+       "slower than the baseline in its own figures"},
+      {[](nlohmann::json& report) { report["selected"] = "Missing()"; },
+       "which is not among its candidates"},
+      {[](nlohmann::json& report) { report["baseline_selected"] = true; },
+       "says the baseline was selected, but names Fast()"},
+  };
+  for (const auto& [edit, why] : edits) {
+    CAPTURE(why);
+    FakeModel model;
+    const TuningCache cache(dir / "cache.json");
+    auto first = make_strategy(model, candidates);
+    (void)tune_with_cache(first, cache, key_a, model, one_sample(), "net");
+    nlohmann::json file = nlohmann::json::parse(read_text(cache.path()));
+    edit(file["entries"][TuningCache::entry_id(key_a)]["report"]);
+    write_text(cache.path(), file.dump());
+    SinkRecorder recorder;
+    auto second = make_strategy(model, candidates, {}, &recorder);
+    const auto result = tune_with_cache(second, cache, key_a, model, one_sample(), "net");
+    CHECK_FALSE(result.report.cache_hit);
+    CHECK(result.report.selected == "Fast()");
+    CHECK(count_warnings(recorder) == 1);
+    CHECK(recorder.contains(why));
+    std::filesystem::remove(cache.path());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("With a key, an unsigned or badly signed entry is checked through the baseline, then "
+          "signed",
+          "[cache][strategy][trust]") {
+  const auto dir = fresh_folder("resign");
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  FakeModel model;
+  {
+    const TuningCache unsigned_cache(dir / "cache.json");
+    auto first = make_strategy(model, candidates);
+    (void)tune_with_cache(first, unsigned_cache, key_a, model, one_sample(), "net");
+  }
+  TuningCache cache(dir / "cache.json");
+  cache.set_key(test_key);
+  REQUIRE(cache.find(key_a));
+  CHECK_FALSE(cache.find(key_a)->authenticated);
+  const double before = model.clock->now_ms();
+  auto second = make_strategy(model, candidates);
+  const auto hit = tune_with_cache(second, cache, key_a, model, one_sample(), "net");
+  REQUIRE(hit.report.cache_hit);
+  CHECK(model.clock->now_ms() - before == Catch::Detail::Approx(12.0));  // the baseline built
+  REQUIRE(cache.find(key_a));
+  CHECK(cache.find(key_a)->authenticated);  // signed once checked
+
+  // Another key does not verify it; the right one does.
+  TuningCache other(dir / "cache.json");
+  other.set_key("another key of sixteen bytes or more");
+  CHECK_FALSE(other.find(key_a)->authenticated);
+  CHECK_THROWS_AS(other.set_key("short"), ConfigError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("HMAC-SHA256 gives RFC 4231's values, and a key file must be its owner's alone",
+          "[cache][trust]") {
+  const auto bytes = [](std::size_t n, char c) { return std::string(n, c); };
+  // RFC 4231 test cases 1, 2, 3, 4, 6 and 7 (case 5 truncates the output).
+  CHECK(hmac_sha256_hex(bytes(20, '\x0b'), "Hi There") ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(hmac_sha256_hex(bytes(20, '\xaa'), bytes(50, '\xdd')) ==
+        "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  std::string key4;
+  for (int i = 1; i <= 25; ++i)
+    key4.push_back(static_cast<char>(i));
+  CHECK(hmac_sha256_hex(key4, bytes(50, '\xcd')) ==
+        "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  CHECK(hmac_sha256_hex(bytes(131, '\xaa'),
+                        "Test Using Larger Than Block-Size Key - Hash Key First") ==
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  CHECK(hmac_sha256_hex(bytes(131, '\xaa'),
+                        "This is a test using a larger than block-size key and a larger than "
+                        "block-size data. The key needs to be hashed before being used by the "
+                        "HMAC algorithm.") ==
+        "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+  CHECK(equal_in_constant_time("abc", "abc"));
+  CHECK_FALSE(equal_in_constant_time("abc", "abd"));
+  CHECK_FALSE(equal_in_constant_time("abc", "ab"));
+
+  const auto dir = fresh_folder("key_file");
+  const auto file = dir / "key";
+  write_text(file, test_key + "\n");
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+  CHECK(TuningCache::read_key_file(file) == test_key);  // the newline is not part of it
+  std::filesystem::permissions(file, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  CHECK_THROWS_WITH(TuningCache::read_key_file(file), Catch::Contains("may be read by others"));
+  CHECK_THROWS_AS(TuningCache::read_key_file(dir / "missing"), ConfigError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("Baseline outputs over the cache's limit are not stored", "[cache][strategy]") {
   const auto dir = fresh_folder("reference_limit");
   FakeModel model;
   const std::vector<FakeBackend> candidates{FakeBackend("Fast", 2.0)};
   SinkRecorder recorder;
   // "3" is one byte of text; the limit is 0 (never) or 1 byte.
-  const TuningCache never(dir / "never.json", recorder.sink(), 0);
+  TuningCache never(dir / "never.json", 0);
+  never.set_key(test_key);
   auto first = make_strategy(model, candidates, {}, &recorder);
   (void)tune_with_cache(first, never, key_a, model, one_sample(), "net");
   CHECK(never.find(key_a)->reference.is_null());
 
   const std::vector<double> two{1.5, 2.5};  // "3,5": three bytes
-  const TuningCache small(dir / "small.json", recorder.sink(), 1);
+  TuningCache small(dir / "small.json", 1);
+  small.set_key(test_key);
   auto second = make_strategy(model, candidates, {}, &recorder);
   (void)tune_with_cache(second, small, key_a, model, two, "net");
   CHECK(small.find(key_a)->reference.is_null());
@@ -498,7 +726,8 @@ TEST_CASE("Baseline outputs over the cache's limit are not stored", "[cache][str
   auto third = make_strategy(model, candidates, {}, &recorder);
   (void)tune_with_cache(third, small, key_a, model, one_sample(), "net");  // "3" fits
   CHECK(small.find(key_a)->reference.is_null());                           // a hit stores nothing
-  const TuningCache fresh(dir / "fresh.json", recorder.sink(), 1);
+  TuningCache fresh(dir / "fresh.json", 1);
+  fresh.set_key(test_key);
   auto fourth = make_strategy(model, candidates, {}, &recorder);
   (void)tune_with_cache(fourth, fresh, key_a, model, one_sample(), "net");
   CHECK(fresh.find(key_a)->reference.at("outputs") == "3");
@@ -510,7 +739,7 @@ TEST_CASE("A cached choice that fails its check now is a warning, a tuning and a
           "[cache][strategy]") {
   const auto dir = fresh_folder("stale");
   SinkRecorder recorder;
-  const TuningCache cache(dir / "cache.json", recorder.sink());
+  const TuningCache cache(dir / "cache.json");
   FakeModel model;
   auto first_strategy =
       make_strategy(model, {FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)}, {}, &recorder);
@@ -533,9 +762,37 @@ TEST_CASE("A cached choice that fails its check now is a warning, a tuning and a
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("Through tune_with_cache the cache writes to the strategy's sink, at its level",
+          "[cache][strategy][log]") {
+  const auto dir = fresh_folder("one_sink");
+  const std::filesystem::path path = dir / "cache.json";
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  for (const LogLevel threshold : {LogLevel::warning, LogLevel::off}) {
+    write_text(path, "{ truncated");
+    const TuningCache cache(path);  // no sink of its own
+    SinkRecorder recorder;
+    auto quiet =
+        make_strategy(model, candidates, StrategyConfig{}.set_log_level(threshold), &recorder);
+    (void)tune_with_cache(quiet, cache, key_a, model, one_sample(), "net");
+    if (threshold == LogLevel::off) {
+      CHECK(recorder.lines->empty());
+    } else {
+      // The unusable file, then keeping it aside: the warning passes, the note does not.
+      CHECK(count_warnings(recorder) == 1);
+      CHECK(recorder.contains("is unusable"));
+      CHECK(recorder.lines->size() == 1);
+    }
+    CHECK(cache.find(key_a, Logger(null_sink())));  // stored all the same
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("A cached baseline decision rebuilds only the baseline", "[cache][strategy]") {
   const auto dir = fresh_folder("baseline");
-  const TuningCache cache(dir / "cache.json", null_sink());
+  const TuningCache cache(dir / "cache.json");
   FakeModel model;
   const std::vector<FakeBackend> candidates{FakeBackend("Slow", 30.0)};
   auto first_strategy = make_strategy(model, candidates);
@@ -554,7 +811,7 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   const auto dir = fresh_folder("digests");
   const auto model = dir / "model.bin";
   write_text(model, "abc");
-  const TuningCache cache(dir / "cache.json", null_sink());
+  const TuningCache cache(dir / "cache.json");
   CHECK(cache.digest_of(model) == sha256_hex("abc"));
   cache.store(key_a, report_a);
   // Just written: its next change could keep the same times, so it is not remembered yet.
@@ -571,7 +828,7 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   // A later run takes the remembered digest without reading the file: shown by planting one.
   remembered["sha256"] = "planted";
   write_json_file(cache.path(), document);
-  const TuningCache later(cache.path(), null_sink());
+  const TuningCache later(cache.path());
   CHECK(later.digest_of(model) == "planted");
   // Any rewrite of the file, even to the same size, changes its identity: it is read again.
   write_text(model, "abd");

@@ -17,6 +17,10 @@ with torch.no_grad():
 module.save(sys.argv[2])
 PY
 cache="$dir/cache.json"
+# Signed entries keep the baseline's outputs (an unsigned cache stores none: anyone could edit
+# them), so this test runs with a key; check_cache_trust.sh covers the cache without one.
+printf 'the key of check_cache.sh, 32 b.' >"$dir/key" && chmod 600 "$dir/key"
+export AITUNE_CACHE_KEY_FILE="$dir/key"
 fail=0
 failed() { echo "FAIL: $*"; fail=1; }
 # run NAME ARGS...: one tuning of the test's settings, its output in $dir/NAME.txt; the

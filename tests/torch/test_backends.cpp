@@ -368,6 +368,56 @@ TEST_CASE("The one-call API tunes a model over the defaults for its kind and dev
   CHECK(tuned.forward(samples[0]).isTensor());
 }
 
+TEST_CASE("LibTorch's warnings raised while tuning reach the config's sink, each text once",
+          "[strategy][log]") {
+  torch::jit::Module warns("Warns");
+  warns.define(R"(
+    def forward(self, x):
+        torch.warn("a warning from the model")
+        return x * 2.0
+  )");
+  const Model model{warns, torch::kCPU};
+  const auto samples = one_image();
+  SinkRecorder recorder;
+  const TunedModule tuned =
+      tune(model, samples,
+           {.config = StrategyConfig{}
+                          .set_sink(recorder.sink())
+                          .set_profiling(ProfilingConfig{}.set_time_budget_ms(2'000))});
+  std::size_t routed = 0;
+  for (const auto& line : *recorder.lines)
+    routed += line.find("WARNING: LibTorch: a warning from the model") != std::string::npos;
+  CHECK(routed == 1);  // the model warned on every call of the tuning
+
+  // After the tuning this thread's handler is the one it had: the route is gone.
+  struct Counting final : c10::WarningHandler {
+    std::size_t seen = 0;
+#if AITUNE_TORCH_AT_LEAST(2, 0)
+    void process(const c10::Warning& /*warning*/) override {
+      ++seen;
+    }
+#else
+    void process(const c10::SourceLocation&, const std::string&, const bool) override {
+      ++seen;
+    }
+#endif
+  } counting;
+  {
+#if AITUNE_TORCH_AT_LEAST(2, 0)
+    const c10::WarningUtils::WarningHandlerGuard guard(&counting);
+#else
+    const c10::Warning::WarningHandlerGuard guard(&counting);
+#endif
+    (void)tuned.forward(samples[0]);
+    // A route on this thread sends only this thread's warnings.
+    SinkRecorder elsewhere;
+    const TorchWarningRoute route(Logger(elsewhere.sink()));
+    std::thread([] { TORCH_WARN("raised on another thread"); }).join();
+    CHECK(elsewhere.lines->empty());
+  }
+  CHECK(counting.seen == 1);
+}
+
 TEST_CASE("A real traced torchvision model tunes end to end", "[strategy][real_model]") {
   const auto path = models_dir() / "squeezenet1_1.pt";
   if (!std::filesystem::exists(path)) {

@@ -76,7 +76,7 @@ TEST_CASE("An output structure is read from its TreeSpec and flat outputs are re
   CHECK_THAT(why(R"([1, {"type": "collections.namedtuple", "context": "\"x.Y\"", )"
                  R"("children_spec": []}])"),
              Catch::Contains("holds a collections.namedtuple"));
-  CHECK_THAT(why("not json"), Catch::Contains("not JSON"));
+  CHECK_THAT(why("not json"), Catch::Contains("not valid JSON"));
   CHECK_THAT(why(R"([2, {}])"), Catch::Contains("protocol is 2"));
   CHECK_THAT(why(R"([1, {"type": "builtins.dict", "context": "[\"a\"]", "children_spec": []}])"),
              Catch::Contains("1 keys for 0 values"));

@@ -103,7 +103,8 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
           "[cache][tune]") {
   const auto file = temporary("cache.json");
   std::filesystem::remove(file);
-  const TuningCache cache(file, null_sink());
+  TuningCache cache(file);
+  cache.set_key("a key for the tests, 16 bytes at least");  // signed: the outputs are kept
   const Model model = conv_model();
   const auto samples = one_image(16);
 
@@ -209,7 +210,8 @@ TEST_CASE("A hit on other sample values checks its choice against the baseline b
           "[cache][tune]") {
   const auto file = temporary("cache_values.json");
   std::filesystem::remove(file);
-  const TuningCache cache(file, null_sink());
+  TuningCache cache(file);
+  cache.set_key("a key for the tests, 16 bytes at least");
   const Model model = conv_model();
   const std::vector<AnyBackend> candidates{AnyBackend(TorchScriptFrozen())};
   // Without performance validation the baseline is not in the race: the candidate is chosen.

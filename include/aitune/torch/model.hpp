@@ -7,6 +7,7 @@
 /// runs, and AOTInductor compilations of them).
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/torch/config.hpp"
 
 #include <caffe2/serialize/inline_container.h>
@@ -165,8 +166,7 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
   std::sort(archive.programs.begin(), archive.programs.end());
   // tools/export_model.py records each compilation's precision and Inductor options.
   if (reader.hasRecord("extra/aitune.json")) {
-    const auto variants = nlohmann::json::parse(read_record(reader, "extra/aitune.json"), nullptr,
-                                                /*allow_exceptions=*/false);
+    const auto variants = parse_json_bounded(read_record(reader, "extra/aitune.json"));
     if (variants.is_object() && variants.contains("aoti") && variants["aoti"].is_object()) {
       for (auto& info : archive.aoti_models) {
         const auto found = variants["aoti"].find(info.name);
@@ -196,8 +196,7 @@ inline std::vector<std::string> read_program_input_names(const Pt2Archive& archi
   caffe2::serialize::PyTorchStreamReader reader(archive.path.string());
   const std::string record = "models/" + *program + ".json";
   if (!reader.hasRecord(record)) return {};
-  const auto json =
-      nlohmann::json::parse(read_record(reader, record), nullptr, /*allow_exceptions=*/false);
+  const auto json = parse_json_bounded(read_record(reader, record));
   std::vector<std::string> names;
   try {
     for (const auto& name : json.at("graph_module")

@@ -19,6 +19,7 @@
 /// parse_output_structure says why, and the caller falls back to the flat outputs.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/torch/config.hpp"
 
 #include <fmt/format.h>
@@ -88,9 +89,8 @@ inline ParsedOutputStructure parse_structure_node(const nlohmann::json& node, in
   if (structure.kind == Kind::dict) {
     // The context is the keys, as JSON text inside the JSON: "[\"logits\", \"hidden\"]".
     const auto& context = node.contains("context") ? node["context"] : nlohmann::json();
-    const auto keys = context.is_string()
-                          ? nlohmann::json::parse(context.get<std::string>(), nullptr, false)
-                          : nlohmann::json();
+    const auto keys =
+        context.is_string() ? parse_json_bounded(context.get<std::string>()) : nlohmann::json();
     if (!keys.is_array()) return fmt::format("the keys of a {} are not a list", name);
     for (const auto& key : keys) {
       if (key.is_string()) {
@@ -157,8 +157,9 @@ inline c10::IValue rebuild_node(const OutputStructure& node, const std::vector<a
 /// Reads a pytree TreeSpec as treespec_dumps writes it (`[1, {"type": ..., "context": ...,
 /// "children_spec": [...]}]`): the structure, or why it cannot be used.
 [[nodiscard]] inline ParsedOutputStructure parse_output_structure(std::string_view text) {
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return std::string("it is not JSON");
+  std::string why;
+  const auto json = parse_json_bounded(text, &why);
+  if (json.is_discarded()) return why;
   if (!json.is_array() || json.size() != 2 || !json[0].is_number_integer()) {
     return std::string("it is not [protocol, tree]");
   }

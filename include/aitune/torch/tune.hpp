@@ -17,6 +17,7 @@
 #include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/cuda_graph.hpp"
 #include "aitune/torch/device_timer.hpp"
+#include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tuned_module.hpp"
@@ -109,6 +110,8 @@ struct TuneOptions {
   if (options.key && options.cache == nullptr) {
     throw ConfigError("TuneOptions::key is a tuning cache's key: set TuneOptions::cache too");
   }
+  // LibTorch's warnings raised while tuning go where the tuning's own messages go.
+  const TorchWarningRoute torch_warnings(options.config.logger());
   std::vector<AnyBackend> candidates =
       options.candidates ? std::move(*options.candidates) : default_candidates(model);
   const ShapeCheck shapes = shape_check_for(model, candidates);
@@ -137,6 +140,8 @@ using aitune::DecisionConfig;
 using aitune::DecisionRule;
 using aitune::default_time_budget_ms;
 using aitune::Error;
+using aitune::Logger;
+using aitune::LogLevel;
 using aitune::MessageSink;
 using aitune::NoCorrectBackendError;
 using aitune::null_sink;

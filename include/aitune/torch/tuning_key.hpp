@@ -146,8 +146,10 @@ using FileDigest = std::function<std::string(const std::filesystem::path&)>;
                                                const std::vector<AnyBackend>& candidates,
                                                const StrategyConfig& config,
                                                const TuningCache& cache) {
-  return tuning_key(model, samples, candidates, config,
-                    [&cache](const std::filesystem::path& file) { return cache.digest_of(file); });
+  const Logger log = config.logger();
+  return tuning_key(
+      model, samples, candidates, config,
+      [&cache, &log](const std::filesystem::path& file) { return cache.digest_of(file, log); });
 }
 
 }  // namespace AITUNE_LT_ABI

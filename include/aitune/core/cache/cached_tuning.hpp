@@ -6,10 +6,13 @@
 /// (MinLatencyStrategy::reuse), with no measurement; on a miss, or when the cached choice fails
 /// its check now, the model is tuned and the decision stored.
 ///
-/// Where the backend type has an aitune::reference_codec, the entry also keeps the baseline's
-/// outputs on the samples, with a digest of the samples' values: a hit on the same values then
-/// checks its choice against them, and only the selected backend is built. Other samples, an
-/// entry without them, or stored outputs that cannot be read (a warning) build the baseline.
+/// The file is untrusted: a hit whose own report contradicts its choice is a miss, and a hit's
+/// choice is checked against the baseline, built again. Where the cache signs its entries (a
+/// key, TuningCache::set_key) and the backend type has an aitune::reference_codec, a signed
+/// entry also keeps the baseline's outputs on the samples, with a digest of the samples'
+/// values: a hit on the same values then checks its choice against them, and only the selected
+/// backend is built. Other samples, an unsigned entry, or stored outputs that cannot be read (a
+/// warning) build the baseline; an unsigned entry whose choice passes is signed then.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/cache/sha256.hpp"
@@ -46,7 +49,10 @@ reference_to_store(const MinLatencyStrategy<B, T>& strategy, const TuningCache& 
     return nullptr;
   } else {
     const auto& outputs = strategy.reference_outputs();
-    if (outputs.size() != samples.size() || cache.max_stored_output_bytes() == 0) return nullptr;
+    if (outputs.size() != samples.size() || cache.max_stored_output_bytes() == 0 ||
+        !cache.signs()) {
+      return nullptr;  // unsigned outputs are not trusted, so not worth storing
+    }
     try {
       const std::optional<std::string> digest = reference_codec<B>::digest(samples);
       std::optional<std::string> text;
@@ -107,6 +113,35 @@ stored_reference(const CachedTuning& hit, const TuningCache& cache,
   }
 }
 
+/// Why the report of a cache entry cannot be the report of a tuning that made its choice (its
+/// file was edited, or damaged so that it still parses), or none. `validation`: the settings
+/// (which the key covers) keep the baseline unless a candidate beats it.
+[[nodiscard]] inline std::optional<std::string> contradiction(const TuneReport& report,
+                                                              bool validation) {
+  if (report.selected.empty()) return "it selects nothing";
+  if (report.baseline_selected) {
+    if (report.baseline && report.selected != report.baseline->backend) {
+      return fmt::format("it says the baseline was selected, but names {}", report.selected);
+    }
+    return std::nullopt;
+  }
+  const CandidateReport* chosen = report.find(report.selected);
+  if (chosen == nullptr) {
+    return fmt::format("it selects {}, which is not among its candidates", report.selected);
+  }
+  if (chosen->status != CandidateStatus::ok) {
+    return fmt::format("it selects {}, whose row says {}", report.selected,
+                       to_label(chosen->status));
+  }
+  if (validation && report.baseline && report.baseline->latency && chosen->latency &&
+      chosen->latency->median > report.baseline->latency->median) {
+    return fmt::format("it selects {}, slower than the baseline in its own figures ({:.3f} ms "
+                       "against {:.3f} ms)",
+                       report.selected, chosen->latency->median, report.baseline->latency->median);
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 /// Tunes `model` with `strategy`, or reuses the decision `cache` holds for `key`. `key` must
@@ -121,8 +156,8 @@ requires std::copy_constructible<B>
                                             const typename B::model_type& model,
                                             std::span<const typename B::sample_type> samples,
                                             std::string module_name) {
-  const Logger log(strategy.config().sink());
-  if (const std::optional<CachedTuning> hit = cache.find(key)) {
+  const Logger log = strategy.config().logger();  // the cache writes through it too
+  if (const std::optional<CachedTuning> hit = cache.find(key, log)) {
     std::optional<TuneReport> earlier;
     try {
       earlier = report_from_json(hit->report);
@@ -130,6 +165,15 @@ requires std::copy_constructible<B>
       log.warn(0, fmt::format("tuning cache '{}': the entry for this key cannot be read ({}): "
                               "tuning again, and replacing it",
                               cache.path().string(), error.what()));
+    }
+    if (earlier) {
+      if (const auto why =
+              detail::contradiction(*earlier, strategy.config().performance_validation())) {
+        log.warn(0, fmt::format("tuning cache '{}': the entry for this key contradicts itself "
+                                "({}): tuning again, and replacing it",
+                                cache.path().string(), *why));
+        earlier.reset();
+      }
     }
     if (earlier) {
       earlier->module = module_name;
@@ -145,7 +189,15 @@ requires std::copy_constructible<B>
             strategy.reuse(model, samples, std::move(*earlier), std::move(reference));
         result.report.cache_hit->file = cache.path().string();
         result.report.cache_hit->created = hit->created;
-        (void)cache.save_digests();  // the next start-up need not read the model again
+        if (cache.signs() && !hit->authenticated) {
+          try {  // checked against the baseline just now: worth the key's signature
+            cache.store(key, hit->report, nullptr, log, hit->created);
+          } catch (const std::exception& error) {
+            log.warn(0, fmt::format("tuning cache '{}': the checked entry was not signed: {}",
+                                    cache.path().string(), error.what()));
+          }
+        }
+        (void)cache.save_digests(log);  // the next start-up need not read the model again
         return result;
       } catch (const NoCorrectBackendError& error) {
         log.warn(0, fmt::format("tuning cache '{}': {}; tuning again, and replacing the entry",
@@ -169,7 +221,7 @@ requires std::copy_constructible<B>
   }
   try {
     cache.store(key, to_json(result.report),
-                detail::reference_to_store(strategy, cache, samples, log));
+                detail::reference_to_store(strategy, cache, samples, log), log);
   } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning stands
     log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
   }

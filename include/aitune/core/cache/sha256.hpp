@@ -44,8 +44,8 @@ class Sha256 {
     return *this;
   }
 
-  /// The digest as 64 lowercase hex digits. The object is spent afterwards.
-  [[nodiscard]] std::string hex() {
+  /// The digest's 32 bytes. The object is spent afterwards.
+  [[nodiscard]] std::string bytes() {
     const std::uint64_t bits = length_ * 8;
     const char one = static_cast<char>(0x80);
     update(std::string_view(&one, 1));
@@ -56,9 +56,23 @@ class Sha256 {
       const char byte = static_cast<char>((bits >> shift) & 0xff);
       update(std::string_view(&byte, 1));
     }
+    std::string digest;
+    for (const std::uint32_t word : state_) {
+      for (int shift = 24; shift >= 0; shift -= 8)
+        digest.push_back(static_cast<char>((word >> shift) & 0xff));
+    }
+    return digest;
+  }
+
+  /// The digest as 64 lowercase hex digits. The object is spent afterwards.
+  [[nodiscard]] std::string hex() { return to_hex(bytes()); }
+
+  /// `bytes` as lowercase hex digits, two per byte.
+  [[nodiscard]] static std::string to_hex(std::string_view bytes) {
     std::string text;
-    for (const std::uint32_t word : state_)
-      text += fmt::format("{:08x}", word);
+    text.reserve(2 * bytes.size());
+    for (const char byte : bytes)
+      text += fmt::format("{:02x}", static_cast<unsigned char>(byte));
     return text;
   }
 

@@ -13,9 +13,15 @@
 ///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "...",
 ///                                          "reference": {...}}}}
 ///
-/// An entry's optional `reference` holds the baseline's outputs on the samples the decision was
-/// checked on, with a digest of those samples (see tune_with_cache): a hit on the same samples
-/// checks its choice against them instead of building the baseline again.
+/// The file is untrusted input: whoever can write it could otherwise choose what a server runs.
+/// A hit's choice is checked against the baseline, built again and run on the samples, unless
+/// the entry is signed: with a key (TuningCache::set_key, or the file named by the environment
+/// variable AITUNE_CACHE_KEY_FILE), each entry stored carries `signature`, an HMAC-SHA256 under
+/// that key of the rest of the entry, and only a signed entry keeps `reference`: the baseline's
+/// outputs on the samples the decision was checked on, with a digest of those samples (see
+/// tune_with_cache), against which a hit on the same samples checks its choice instead of
+/// building the baseline. Without a key, a writer of the file can still pick among the correct
+/// candidates (a slower one); the key is the only way to stop that.
 ///
 /// Reading needs no lock: writes are atomic renames (write_json_file), so a reader sees an old
 /// or a new file, never half of one. Storing reads, merges and writes under an exclusive flock(2)
@@ -34,9 +40,11 @@
 /// last two seconds is not remembered (its next change could keep the same times, as git's
 /// "racy" index entries), and a file replaced, rewritten or touched gets new times.
 
+#include "aitune/core/cache/hmac.hpp"
 #include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/text/json_file.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/core/text/message_sink.hpp"
 
 #include <fcntl.h>
@@ -51,10 +59,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -74,6 +84,8 @@ struct CachedTuning {
   nlohmann::json report;
   std::string created;         ///< UTC, ISO 8601
   nlohmann::json reference{};  ///< the baseline's stored outputs; null when none were stored
+  /// Signed with the cache's key: its stored outputs can be trusted as the baseline's.
+  bool authenticated = false;
 };
 
 /// How much text of baseline outputs an entry may hold by default: every start-up reads the
@@ -121,14 +133,57 @@ class FileLock {
 class TuningCache {
  public:
   /// A cache in `path`, created on the first store together with any folder missing above it
-  /// (as `mkdir -p` would; a lock file `path` + ".lock" goes beside it). Warnings (an unreadable
-  /// file) go to `sink`.
+  /// (as `mkdir -p` would; a lock file `path` + ".lock" goes beside it).
   /// An entry keeps the baseline's outputs when their text takes at most
   /// `max_stored_output_bytes` (0: never).
-  explicit TuningCache(std::filesystem::path path, MessageSink sink = stderr_sink(),
+  /// The cache has no sink of its own: each call that may warn (a file that cannot be read)
+  /// writes to the Logger it is given, which tune_with_cache and lt::tune take from the
+  /// StrategyConfig, so that a program sets where messages go once.
+  /// The key that signs entries is read from the file named by AITUNE_CACHE_KEY_FILE when that
+  /// is set: a file only its owner can read (else aitune::ConfigError, as for one that cannot be
+  /// read or is empty).
+  explicit TuningCache(std::filesystem::path path,
                        std::size_t max_stored_output_bytes = default_max_stored_output_bytes)
-      : path_(std::move(path)), log_(std::move(sink)),
-        max_stored_output_bytes_(max_stored_output_bytes) {}
+      : path_(std::move(path)), max_stored_output_bytes_(max_stored_output_bytes),
+        key_(key_from_environment()) {}
+
+  /// Signs the entries stored from now on with `key` (its bytes, at least 16), and trusts the
+  /// stored outputs only of entries signed with it. Never logged. Set it before the cache is
+  /// shared with other threads.
+  TuningCache& set_key(std::string key) {
+    if (key.size() < 16) {
+      throw ConfigError("a tuning cache key needs at least 16 bytes (32 random bytes are best)");
+    }
+    key_ = std::move(key);
+    return *this;
+  }
+
+  /// Whether entries are signed (a key is set).
+  [[nodiscard]] bool signs() const noexcept { return !key_.empty(); }
+
+  /// The key in the file `file` names: refused unless only its owner may read or write it.
+  [[nodiscard]] static std::string read_key_file(const std::filesystem::path& file) {
+    struct stat info {};
+    if (::stat(file.c_str(), &info) != 0) {
+      throw ConfigError(fmt::format("the tuning cache key file '{}' cannot be read: {}",
+                                    file.string(), std::strerror(errno)));
+    }
+    if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+      throw ConfigError(fmt::format("the tuning cache key file '{}' may be read by others "
+                                    "(mode {:o}): make it readable by its owner only (chmod 600)",
+                                    file.string(), info.st_mode & 0777));
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!key.empty() && (key.back() == '\n' || key.back() == '\r'))
+      key.pop_back();  // a key written by echo keeps working
+    if (!in || key.size() < 16) {
+      throw ConfigError(fmt::format("the tuning cache key file '{}' holds no usable key (at "
+                                    "least 16 bytes)",
+                                    file.string()));
+    }
+    return key;
+  }
 
   [[nodiscard]] std::size_t max_stored_output_bytes() const noexcept {
     return max_stored_output_bytes_;
@@ -143,9 +198,10 @@ class TuningCache {
   }
 
   /// The decision stored for `key`, if the file holds one. A file that cannot be read is a
-  /// warning (once per TuningCache) and a miss.
-  [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key) const {
-    const Loaded loaded = load();
+  /// warning to `log` (once per TuningCache) and a miss.
+  [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key,
+                                                 const Logger& log = Logger()) const {
+    const Loaded loaded = load(log);
     if (loaded.state != State::usable) return std::nullopt;
     // As it reads back from the file: infinities become null, integers may change kind.
     const nlohmann::json wanted = nlohmann::json::parse(key.dump());
@@ -155,22 +211,25 @@ class TuningCache {
     const nlohmann::json& entry = *found;
     if (!entry.is_object() || !entry.contains("key") || !entry.contains("report") ||
         !entry.at("report").is_object() || entry.at("key") != wanted) {
-      warn_once(fmt::format("tuning cache '{}': the entry for this key is damaged: ignored, and "
-                            "replaced once this tuning is stored",
-                            path_.string()));
+      warn_once(log, fmt::format("tuning cache '{}': the entry for this key is damaged: ignored, "
+                                 "and replaced once this tuning is stored",
+                                 path_.string()));
       return std::nullopt;
     }
     const auto created = entry.find("created");
+    const bool authenticated = signed_by_key(entry);
     return CachedTuning{entry.at("key"), entry.at("report"),
                         created != entry.end() && created->is_string() ? created->get<std::string>()
                                                                        : std::string(),
-                        entry.value("reference", nlohmann::json())};
+                        authenticated ? entry.value("reference", nlohmann::json()) : nullptr,
+                        authenticated};
   }
 
   /// The SHA-256 of `file`'s content: remembered from an earlier run when the file's identity
   /// is unchanged, else read (and remembered at the next store). Throws aitune::Error when the
-  /// file cannot be read.
-  [[nodiscard]] std::string digest_of(const std::filesystem::path& file) const {
+  /// file cannot be read. An unreadable cache is a warning to `log`, as for find.
+  [[nodiscard]] std::string digest_of(const std::filesystem::path& file,
+                                      const Logger& log = Logger()) const {
     const std::filesystem::path absolute = std::filesystem::absolute(file);
     const std::optional<nlohmann::json> identity = identity_of(absolute);
     if (identity) {
@@ -181,7 +240,7 @@ class TuningCache {
           return known->second.at("sha256").get<std::string>();  // read by this object already
         }
       }
-      const Loaded loaded = load();
+      const Loaded loaded = load(log);
       if (loaded.has_digests() && loaded.document.contains("file_digests")) {
         const nlohmann::json& digests = loaded.document.at("file_digests");
         const auto found = digests.is_object() ? digests.find(absolute.string()) : digests.end();
@@ -205,14 +264,14 @@ class TuningCache {
   /// Writes the digests computed since the last store, if any, so that the next run need not
   /// read those files (after a hit, which stores nothing else). Returns whether it wrote; a
   /// cache that cannot be written (a read-only shared file) is left as it is.
-  bool save_digests() const noexcept {
+  bool save_digests(const Logger& log = Logger()) const noexcept {
     try {
       {
         const std::lock_guard lock(pending_mutex_);
         if (pending_digests_.empty()) return false;
       }
       const detail::FileLock lock(lock_path());
-      Loaded loaded = load();
+      Loaded loaded = load(log);
       if (loaded.state != State::usable) return false;
       merge_pending_digests(loaded.document);
       write_json_file(path_, loaded.document);
@@ -223,25 +282,27 @@ class TuningCache {
   }
 
   /// Stores `report` (to_json of a TuneReport) under `key`, with `reference` (the baseline's
-  /// outputs, as tune_with_cache writes them; null: none), replacing an entry for the same key
-  /// and keeping every other. Creates the file, and the folders above it, when missing. Throws
-  /// aitune::Error when the file cannot be written.
-  void store(const nlohmann::json& key, nlohmann::json report,
-             nlohmann::json reference = nullptr) const {
+  /// outputs, as tune_with_cache writes them; null: none; kept only when the cache signs),
+  /// replacing an entry for the same key and keeping every other. `created`: when the report
+  /// was measured (default: now). Creates the file, and the folders above it, when missing. Throws
+  /// aitune::Error when the file cannot be written. What it drops or moves aside is told to
+  /// `log`.
+  void store(const nlohmann::json& key, nlohmann::json report, nlohmann::json reference = nullptr,
+             const Logger& log = Logger(), std::string created = {}) const {
     if (path_.has_parent_path()) {
       std::error_code ignored;
       std::filesystem::create_directories(path_.parent_path(), ignored);
     }
     const detail::FileLock lock(lock_path());
-    Loaded loaded = load();
+    Loaded loaded = load(log);
     if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
     if (loaded.state == State::older) {
       const std::size_t dropped = loaded.document.at("entries").size();
       loaded.document["entries"] = nlohmann::json::object();
       loaded.document["schema_version"] = tuning_cache_schema_version;
       loaded.state = State::usable;
-      log_.info(0, fmt::format("tuning cache: dropped {} entr{} of the older schema", dropped,
-                               dropped == 1 ? "y" : "ies"));
+      log.info(0, fmt::format("tuning cache: dropped {} entr{} of the older schema", dropped,
+                              dropped == 1 ? "y" : "ies"));
     }
     if (loaded.state == State::unreadable) {
       const std::filesystem::path kept = path_.string() + ".corrupt-" + utc_now_iso8601();
@@ -251,16 +312,20 @@ class TuningCache {
         throw Error(fmt::format("tuning cache '{}' cannot be read and cannot be moved aside: {}",
                                 path_.string(), moved.message()));
       }
-      log_.info(0,
-                fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
+      log.info(0, fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
     }
     if (loaded.state != State::usable) {
       loaded.document = {{"schema_version", tuning_cache_schema_version},
                          {"entries", nlohmann::json::object()}};
     }
     nlohmann::json& entry = loaded.document["entries"][entry_id(key)];
-    entry = {{"key", key}, {"report", std::move(report)}, {"created", utc_now_iso8601()}};
-    if (!reference.is_null()) entry["reference"] = std::move(reference);
+    entry = {{"key", key},
+             {"report", std::move(report)},
+             {"created", created.empty() ? utc_now_iso8601() : std::move(created)}};
+    if (signs()) {
+      if (!reference.is_null()) entry["reference"] = std::move(reference);
+      entry["signature"] = signature_of(entry);
+    }
     merge_pending_digests(loaded.document);
     write_json_file(path_, loaded.document);
   }
@@ -279,6 +344,26 @@ class TuningCache {
   };
 
   [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
+
+  static std::string key_from_environment() {
+    const char* file = std::getenv("AITUNE_CACHE_KEY_FILE");
+    return file != nullptr && *file != '\0' ? read_key_file(file) : std::string();
+  }
+
+  /// The HMAC of `entry` without its signature: over its JSON text, which nlohmann writes with
+  /// members in name order, the same before the file is written and after it is read.
+  [[nodiscard]] std::string signature_of(const nlohmann::json& entry) const {
+    nlohmann::json unsigned_entry = entry;
+    unsigned_entry.erase("signature");
+    return hmac_sha256_hex(key_, unsigned_entry.dump());
+  }
+
+  [[nodiscard]] bool signed_by_key(const nlohmann::json& entry) const {
+    if (!signs()) return false;
+    const auto signature = entry.find("signature");
+    return signature != entry.end() && signature->is_string() &&
+           equal_in_constant_time(signature->get_ref<const std::string&>(), signature_of(entry));
+  }
 
   void merge_pending_digests(nlohmann::json& document) const {
     const std::lock_guard lock(pending_mutex_);
@@ -311,33 +396,34 @@ class TuningCache {
                           {"settled", now_ns - changed_ns > 2'000'000'000}};
   }
 
-  Loaded load() const {
+  Loaded load(const Logger& log) const {
     std::error_code error;
     if (!std::filesystem::exists(path_, error)) return {};
     std::ifstream in(path_, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    if (!in) return unreadable("it cannot be read");
-    nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, false);
-    if (document.is_discarded()) {
-      return unreadable(text.str().empty() ? "it is empty" : "it is not valid JSON (truncated?)");
-    }
+    if (!in) return unreadable(log, "it cannot be read");
+    std::string why;
+    nlohmann::json document = parse_json_bounded(text.str(), &why);
+    if (document.is_discarded()) return unreadable(log, why);
     if (!document.is_object() || !document.contains("schema_version") ||
         !document["schema_version"].is_number_integer()) {
-      return unreadable("it has no schema_version: not a tuning cache");
+      return unreadable(log, "it has no schema_version: not a tuning cache");
     }
     const auto version = document["schema_version"].get<long long>();
     if (version > tuning_cache_schema_version) {
-      warn_once(fmt::format("tuning cache '{}' was written by a newer aitune (schema {}; this one "
+      warn_once(log,
+                fmt::format("tuning cache '{}' was written by a newer aitune (schema {}; this one "
                             "reads {}): ignored, and left as it is",
                             path_.string(), version, tuning_cache_schema_version));
       return {State::newer};
     }
     if (version < 1 || !document.contains("entries") || !document["entries"].is_object()) {
-      return unreadable("it has no entries object");
+      return unreadable(log, "it has no entries object");
     }
     if (version < tuning_cache_schema_version) {
-      warn_once(fmt::format("tuning cache '{}' holds entries of an older aitune (schema {}; this "
+      warn_once(log,
+                fmt::format("tuning cache '{}' holds entries of an older aitune (schema {}; this "
                             "one reads {}), whose keys leave out settings: they are not used, "
                             "and are dropped when this tuning is stored",
                             path_.string(), version, tuning_cache_schema_version));
@@ -346,20 +432,20 @@ class TuningCache {
     return {State::usable, std::move(document)};
   }
 
-  Loaded unreadable(std::string_view why) const {
-    warn_once(fmt::format("tuning cache '{}' is unusable ({}): ignored; it is kept as "
-                          "'{}.corrupt-<time>' when this tuning is stored",
-                          path_.string(), why, path_.string()));
+  Loaded unreadable(const Logger& log, std::string_view why) const {
+    warn_once(log, fmt::format("tuning cache '{}' is unusable ({}): ignored; it is kept as "
+                               "'{}.corrupt-<time>' when this tuning is stored",
+                               path_.string(), why, path_.string()));
     return {State::unreadable};
   }
 
-  void warn_once(const std::string& text) const {
-    if (!warned_.exchange(true)) log_.warn(0, text);
+  void warn_once(const Logger& log, const std::string& text) const {
+    if (!warned_.exchange(true)) log.warn(0, text);
   }
 
   std::filesystem::path path_;
-  Logger log_;
   std::size_t max_stored_output_bytes_;
+  std::string key_;  ///< signs entries; empty: none. Never logged.
   mutable std::atomic<bool> warned_{false};
   mutable std::mutex pending_mutex_;
   mutable std::map<std::string, nlohmann::json> pending_digests_;   ///< for the next store

@@ -106,7 +106,7 @@ class MinLatencyStrategy {
   /// Candidates must be unbuilt; they are tried in list order (a near tie goes to the earlier).
   MinLatencyStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
       : candidates_(std::move(candidates)), config_(std::move(config)), timer_(std::move(timer)),
-        log_(config_.sink()) {
+        log_(config_.logger()) {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
       const Name name = name_of(candidates_[i], position_of(i));
       if (candidates_[i].state() != BackendState::created) {

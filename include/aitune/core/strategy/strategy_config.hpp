@@ -103,12 +103,24 @@ class StrategyConfig {
   }
   [[nodiscard]] const std::string& module_name() const noexcept { return module_name_; }
 
-  /// Where progress and summary lines go (default: standard error).
+  /// Where the tuning's messages go, the tuning cache's included (default: standard error).
+  /// A callable taking a line, or a level and a line (MessageSink); null_sink() drops them.
   StrategyConfig& set_sink(MessageSink sink) {
     sink_ = std::move(sink);
     return *this;
   }
   [[nodiscard]] const MessageSink& sink() const noexcept { return sink_; }
+
+  /// The least level of message the sink is given (default: info, everything; warning: only
+  /// what went wrong; off: nothing).
+  StrategyConfig& set_log_level(LogLevel threshold) noexcept {
+    log_level_ = threshold;
+    return *this;
+  }
+  [[nodiscard]] LogLevel log_level() const noexcept { return log_level_; }
+
+  /// The sink and its threshold, as the strategy and the cache write through them.
+  [[nodiscard]] Logger logger() const { return Logger(sink_, log_level_); }
 
  private:
   bool performance_validation_ = true;
@@ -120,6 +132,7 @@ class StrategyConfig {
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();
+  LogLevel log_level_ = LogLevel::info;
   ProgressCallback progress_{};
   std::string module_name_ = "model";
 };

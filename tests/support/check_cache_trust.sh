@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The tuning cache is untrusted input, end to end (aitune-tune):
+#   check_cache_trust.sh AITUNE_TUNE MODEL PYTHON DIR
+# A forged entry (reliability probe D1): after a tuning of a frozen candidate and the perturbed
+# canary, the entry is edited to select the canary, its report made consistent (ok, faster than
+# the baseline) and "baseline outputs" with their SHA-256 added. The next run checks the canary
+# against the baseline, built again, rejects it, and tunes a correct choice. The same with a key
+# (AITUNE_CACHE_KEY_FILE), which the forger does not hold, so the signature fails too.
+# A nested cache (D2): 150 000 levels of [[...]] are one warning; the run exits 0 with its
+# report, the file is moved aside and replaced, and no temporary file is left.
+set -u
+tune=$1 model=$2 python=$3 dir=$4
+rm -rf "$dir" && mkdir -p "$dir"
+fail=0
+failed() { echo "FAIL: $*"; fail=1; }
+selected() { grep -E '^selected: ' "$1" | tail -n 1; }
+
+for keyed in no yes; do
+  cache="$dir/cache_$keyed.json"
+  if [ "$keyed" = yes ]; then
+    printf 'the key of check_cache_trust.sh.' >"$dir/key" && chmod 600 "$dir/key"
+    export AITUNE_CACHE_KEY_FILE="$dir/key"
+  fi
+  "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
+    --cache "$cache" >"$dir/first_$keyed.txt" 2>&1 || failed "first ($keyed key): exit $?"
+  selected "$dir/first_$keyed.txt" | grep -q Perturbed && failed "first: the canary was selected"
+  "$python" - "$cache" <<'PY' || failed "the forgery failed ($keyed key)"
+import base64, hashlib, json, sys
+path = sys.argv[1]
+with open(path) as file:
+    cache = json.load(file)
+(entry,) = cache["entries"].values()
+report = entry["report"]
+baseline = report["baseline"]
+baseline["selected"] = False
+for row in report["candidates"]:
+    canary = row["backend"].startswith("PerturbedOutputs")
+    row["selected"] = canary
+    if canary:
+        row.update(status="ok", reason="", calls=baseline["calls"], speedup=2.0,
+                   accuracy=[{"output": "output", "worst_error_ratio": 0.01}])
+        latency = baseline["latency_ms"]
+        row["latency_ms"] = dict(latency, median=latency["median"] / 2)
+        report.update(selected=row["backend"], selected_key=row["key"], baseline_selected=False)
+outputs = base64.b64encode(b"forged outputs").decode()
+entry["reference"] = {"samples_digest": entry.get("reference", {}).get("samples_digest", "x"),
+                      "outputs": outputs,
+                      "outputs_sha256": hashlib.sha256(outputs.encode()).hexdigest()}
+with open(path, "w") as file:
+    json.dump(cache, file)
+PY
+  "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
+    --cache "$cache" >"$dir/forged_$keyed.txt" 2>&1 || failed "forged ($keyed key): exit $?"
+  echo "--- forged ($keyed key): $(selected "$dir/forged_$keyed.txt")"
+  grep -q "cannot be reused: incorrect" "$dir/forged_$keyed.txt" ||
+    failed "forged ($keyed key): the forged choice was not rejected by its check"
+  selected "$dir/forged_$keyed.txt" | grep -q Perturbed &&
+    failed "forged ($keyed key): the canary was selected"
+  grep -q "from the tuning cache" "$dir/forged_$keyed.txt" &&
+    failed "forged ($keyed key): served as a cache hit"
+done
+unset AITUNE_CACHE_KEY_FILE
+
+deep="$dir/deep.json"
+"$python" -c "import sys; n = 150000; sys.stdout.write('{\"schema_version\": 2, \"entries\": {\"a\": ' + '[' * n + ']' * n + '}}')" >"$deep"
+"$tune" "$model" --input 1x3x64x64 --time-budget 2 --backends frozen --cache "$deep" \
+  >"$dir/deep.txt" 2>&1
+code=$?
+echo "--- deep: exit $code, $(selected "$dir/deep.txt")"
+[ "$code" -eq 0 ] || failed "deep: exit $code"
+grep -q "nests deeper than 256 levels" "$dir/deep.txt" || failed "deep: no warning saying why"
+[ -n "$(selected "$dir/deep.txt")" ] || failed "deep: no report"
+ls "$dir"/deep.json.corrupt-* >/dev/null 2>&1 || failed "deep: the file was not moved aside"
+size=$(stat -c %s "$deep")
+[ "$size" -lt 1000000 ] || failed "deep: the cache grew to $size bytes"
+[ -z "$(find "$dir" -name '*.tmp')" ] || failed "temporary files left"
+[ "$fail" -eq 0 ] && echo "PASS"
+exit $fail
