@@ -18,8 +18,12 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -80,16 +84,28 @@ void stop_on_signals(std::stop_source source) {
   }).detach();
 }
 
-/// Standard error, best effort: a write that fails (stderr closed, or a full disk behind it) is
-/// dropped, and the run goes on to its report and cache (fmt::print would throw, and a throw
-/// on the error path would abort the process).
+/// Writes to `stream` without ever throwing: a write that fails (the stream closed, a full disk
+/// behind it) is dropped, and the run goes on to its report files and cache (fmt::print would
+/// throw, and a throw on the error path would abort the process). Standard error stays best
+/// effort; standard output's errors are checked once at the end (tune_command), so that they
+/// fail the run only after everything else is written.
 template <class... Args>
-void print_to_stderr(fmt::format_string<Args...> format, Args&&... args) noexcept {
+void print_to(std::FILE* stream, fmt::format_string<Args...> format, Args&&... args) noexcept {
   try {
     const std::string text = fmt::format(format, std::forward<Args>(args)...);
-    (void)std::fwrite(text.data(), 1, text.size(), stderr);
+    (void)std::fwrite(text.data(), 1, text.size(), stream);
   } catch (...) {  // formatting failed (no memory): nothing to say it with either
   }
+}
+
+template <class... Args>
+void print_to_stderr(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  print_to(stderr, format, std::forward<Args>(args)...);
+}
+
+template <class... Args>
+void print_to_stdout(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  print_to(stdout, format, std::forward<Args>(args)...);
 }
 
 // ---- progress: one updating line on a terminal, plain lines otherwise ---------------------
@@ -211,6 +227,7 @@ struct Options {
   std::optional<std::filesystem::path> report_dir;
   bool raw_samples = false;
   std::optional<std::filesystem::path> cache;
+  double cache_lock_timeout_s = 10.0;
   std::optional<std::filesystem::path> expect;
 };
 
@@ -437,6 +454,12 @@ Options parse_arguments(int argc, char** argv) {
                  "candidates and settings (rebuilt and checked, not measured), or tune and store "
                  "it"))
       ->type_name("FILE")
+      ->group(output_group);
+  app.add_option("--cache-lock-timeout", options.cache_lock_timeout_s,
+                 wrapped("wait at most S seconds for another process storing in the cache, "
+                         "then leave this decision unstored (a warning; default 10)"))
+      ->type_name("S")
+      ->check(seconds_validator)
       ->group(output_group);
   app.add_flag("--quiet", options.quiet,
                wrapped("no progress, and of the log only its warnings (the report is printed)"))
@@ -694,13 +717,13 @@ void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport
       if (name != "device") summary[name] = value;
     }
   }
-  std::ofstream(dir / "report.md") << aitune::render_markdown(report, summary);
+  aitune::write_text_file(dir / "report.md", aitune::render_markdown(report, summary));
   const nlohmann::json machine = environment.value("machine", nlohmann::json::object());
   const std::string subtitle =
       fmt::format("{} ({}), LibTorch {}, {} intra-op threads", environment.value("device", "?"),
                   machine.value("gpu", machine.value("cpu", "?")),
                   environment.value("libtorch", "?"), environment.value("intra_op_threads", 0));
-  std::ofstream(dir / "report.svg") << aitune::render_svg(report, subtitle);
+  aitune::write_text_file(dir / "report.svg", aitune::render_svg(report, subtitle));
   print_to_stderr("report.md and report.svg written to {}\n", dir.string());
 }
 
@@ -728,12 +751,12 @@ aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
         fmt::format("the tuned module failed on the sample: {}", lt::summarize_error(error)));
   }
   if (check.passed) {
-    fmt::print("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
-               "{:.0f} % of it)\n",
-               file.string(), tuned.selected(), policy.tolerance.describe(),
-               100.0 * worst_error_ratio(check));
+    print_to_stdout("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
+                    "{:.0f} % of it)\n",
+                    file.string(), tuned.selected(), policy.tolerance.describe(),
+                    100.0 * worst_error_ratio(check));
   } else {
-    fmt::print("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
+    print_to_stdout("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
   }
   return check;
 }
@@ -832,7 +855,11 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .set_progress([display](const Progress& progress) { display->show(progress); })
           .set_module_name(options.model.stem().string());
   std::optional<TuningCache> cache;
-  if (options.cache) cache.emplace(*options.cache);
+  if (options.cache) {
+    cache.emplace(*options.cache);
+    cache->set_lock_timeout(std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));
+  }
 
   // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
   // should not surface as every candidate failing in turn. (An archive of AOTInductor models
@@ -858,18 +885,18 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                                           .key = std::move(key)});
   const TuneReport& report = tuned.report();
 
-  fmt::print("\n{}", render_table(report));
+  print_to_stdout("\n{}", render_table(report));
   const CandidateReport* selected = report.selected_candidate();
   const std::string baseline =
       report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
   environment["baseline"] = baseline;
   if (report.baseline_selected) {
-    fmt::print("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
+    print_to_stdout("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
   } else if (selected != nullptr && selected->speedup) {
-    fmt::print("selected {}: {} faster than the baseline {}\n", report.selected,
-               format_speedup(*selected->speedup), baseline);
+    print_to_stdout("selected {}: {} faster than the baseline {}\n", report.selected,
+                    format_speedup(*selected->speedup), baseline);
   } else {
-    fmt::print("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
+    print_to_stdout("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
   nlohmann::json json = to_json(report, {.raw_samples = options.raw_samples});
@@ -928,10 +955,20 @@ int tune_command(int argc, char** argv) {
     options = parse_arguments(argc, argv);
     std::stop_source stop;
     stop_on_signals(stop);
-    return run(options, environment, stop.get_token());
+    const int code = run(options, environment, stop.get_token());
+    // The report on standard output is the run's result: one that could not be written (a full
+    // device; a closed pipe ends the process with SIGPIPE instead) fails it, after the JSON
+    // report and the cache are written.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      print_to_stderr("aitune-tune: error: the report could not be written to standard output: "
+                      "{}\n",
+                      std::strerror(errno));
+      return code == 0 ? 1 : code;
+    }
+    return code;
   } catch (const UsageError& error) {
     if (error.message.empty()) {
-      fmt::print("{}", error.help);
+      print_to_stdout("{}", error.help);
       return 0;
     }
     print_to_stderr("aitune-tune: {}\n\n{}(aitune-tune --help lists every option)\n", error.message,
@@ -949,7 +986,7 @@ int tune_command(int argc, char** argv) {
     write_failed_report(options, environment, message, error.report());
     return 128 + (number != 0 ? number : SIGINT);
   } catch (const aitune::NoCorrectBackendError& error) {
-    if (error.report()) fmt::print("\n{}", aitune::render_table(*error.report()));
+    if (error.report()) print_to_stdout("\n{}", aitune::render_table(*error.report()));
     print_to_stderr("aitune-tune: error: {}\n", error.what());
     write_failed_report(options, environment, error.what(), error.report());
     return 1;

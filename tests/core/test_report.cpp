@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -335,5 +336,16 @@ TEST_CASE("JSON files are written whole or not at all, by many writers at once, 
   CHECK_NOTHROW(check_writable(dir / "later.json"));
   CHECK_FALSE(std::filesystem::exists(dir / "later.json"));
   CHECK_FALSE(std::filesystem::exists(dir / "no_such_folder"));
+
+  // Any text (report.md, report.svg) goes the same way, byte for byte; a failure is an error.
+  const std::string markdown = "# report\n\n| a | b |\n";
+  write_text_file(dir / "report.md", markdown);
+  {
+    std::ifstream in(dir / "report.md", std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) ==
+          markdown);
+  }
+  CHECK_THROWS_WITH(write_text_file(path / "inside_a_file.md", markdown),
+                    Catch::Contains("cannot write") && Catch::Contains("inside_a_file.md"));
   std::filesystem::remove_all(dir);  // leave nothing behind in the temporary directory
 }

@@ -4,11 +4,15 @@
 #include "support/fake_backend.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -145,10 +149,9 @@ TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside
           "[cache]") {
   const auto dir = fresh_folder("corrupt");
   const auto path = dir / "cache.json";
-  const std::string bad =
-      GENERATE(std::string(R"({"schema_version": 1, "entries": {"ab)"),
-               std::string("\x00\x01garbage", 9), std::string(""), std::string("[1, 2, 3]"),
-               std::string(R"({"schema_version": 1, "entries": [1]})"));
+  const std::string bad = GENERATE(std::string(R"({"schema_version": 1, "entries": {"ab)"),
+                                   std::string("\x00\x01garbage", 9), std::string(""),
+                                   std::string(R"({"schema_version": 1, "entries": [1]})"));
   write_text(path, bad);
   SinkRecorder recorder;
   const TuningCache cache(path);
@@ -196,6 +199,126 @@ TEST_CASE("JSON nested deeper than the bound is refused while parsing, however d
   CHECK(cache.find(key_a, log));
   CHECK(std::filesystem::file_size(path) < 4096);
   CHECK(count_warnings(recorder) == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache path that is not ours to change is one warning and left as it is",
+          "[cache][trust]") {
+  const auto dir = fresh_folder("foreign");
+  const auto path = dir / "cache.json";
+  const auto check_left_alone = [&](std::string_view why, const std::function<bool()>& unchanged) {
+    CAPTURE(why);
+    SinkRecorder recorder;
+    const TuningCache cache(path);
+    const Logger log(recorder.sink());
+    CHECK_FALSE(cache.find(key_a, log));  // a FIFO would block here if it were opened
+    cache.store(key_a, report_a, nullptr, log);
+    CHECK(unchanged());
+    CHECK(count_warnings(recorder) == 1);
+    CHECK(recorder.contains(why));
+    CHECK(files_in(dir).size() <= 2);  // nothing moved aside (the lock file aside)
+  };
+  // Valid JSON of another kind: a report written to the cache's path, a list.
+  for (const std::string& text :
+       {std::string(R"({"schema_version": 3, "strategy": "x"})"), std::string("[1, 2, 3]"),
+        std::string(R"({"kind": "other", "entries": {}})")}) {
+    write_text(path, text);
+    check_left_alone("it is not a tuning cache", [&] { return read_text(path) == text; });
+    std::filesystem::remove(path);
+  }
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  check_left_alone("it is not a regular file", [&] { return std::filesystem::is_fifo(path); });
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  check_left_alone("it is not a regular file", [&] { return std::filesystem::is_directory(path); });
+  std::filesystem::remove(path);
+
+  // Read-only (no write permission bit): its decisions are used, nothing is stored in it.
+  {
+    const TuningCache writer(path);
+    writer.store(key_b, report_a, nullptr, Logger(null_sink()));
+  }
+  const std::string before = read_text(path);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read);
+  check_left_alone("is read-only", [&] { return read_text(path) == before; });
+  CHECK(TuningCache(path).find(key_b, Logger(null_sink())));
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+
+  // Unreadable: only testable without root, who reads any file.
+  if (::geteuid() != 0) {
+    std::filesystem::permissions(path, std::filesystem::perms::none);
+    check_left_alone("cannot be read", [&] {
+      std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+      const bool same = read_text(path) == before;
+      std::filesystem::permissions(path, std::filesystem::perms::none);
+      return same;
+    });
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  } else {
+    WARN("running as root, who reads any file: the unreadable cache is not tested");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache reached through a symbolic link is written through to its target, marked",
+          "[cache][trust]") {
+  const auto dir = fresh_folder("symlink");
+  std::filesystem::create_directories(dir / "shared");
+  std::filesystem::create_directories(dir / "server");
+  const auto shared = dir / "shared" / "cache.json";
+  {
+    const TuningCache first(shared);
+    first.store(key_a, report_a, nullptr, Logger(null_sink()));
+  }
+  const auto link = dir / "server" / "cache.json";
+  std::filesystem::create_symlink(shared, link);
+  const TuningCache cache(link);
+  REQUIRE(cache.find(key_a, Logger(null_sink())));
+  cache.store(key_b, report_a, nullptr, Logger(null_sink()));
+  CHECK(std::filesystem::is_symlink(link));  // still shared
+  const auto document = nlohmann::json::parse(read_text(shared));
+  CHECK(document["entries"].size() == 2);
+  CHECK(document["kind"] == "aitune-tuning-cache");
+  CHECK(std::filesystem::exists(shared.string() + ".lock"));  // one lock for every link
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A store waits for another writer's lock only so long, and a hit never waits",
+          "[cache][trust]") {
+  using namespace std::chrono_literals;
+  const auto dir = fresh_folder("lock");
+  const auto path = dir / "cache.json";
+  TuningCache cache(path);
+  cache.store(key_a, report_a, nullptr, Logger(null_sink()));
+  cache.set_lock_timeout(300ms);
+  // Another writer holds the lock (its own open file description: flock's unit, as a process).
+  const int held = ::open((path.string() + ".lock").c_str(), O_RDWR);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+
+  auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(cache.store(key_b, report_a, nullptr, Logger(null_sink())),
+                    Catch::Contains("is held by another process (waited 0.3 s)"));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(waited >= 250ms);
+  CHECK(waited < 5s);
+
+  // Through tune_with_cache: one warning, the tuning stands.
+  SinkRecorder recorder;
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("Fast", 2.0)}, {}, &recorder);
+  CHECK(tune_with_cache(strategy, cache, key_b, model, one_sample(), "net").report.selected ==
+        "Fast()");
+  CHECK(recorder.contains("the decision was not stored in the tuning cache: the lock"));
+
+  // A hit's digest save takes the lock only if it is free at once: it never waits.
+  (void)cache.digest_of("/bin/sh", Logger(null_sink()));  // an old file: its digest is kept
+  start = std::chrono::steady_clock::now();
+  CHECK_FALSE(cache.save_digests(Logger(null_sink())));
+  CHECK(std::chrono::steady_clock::now() - start < 200ms);
+  ::close(held);
+  CHECK(cache.save_digests(Logger(null_sink())));
+  CHECK_FALSE(cache.find(key_b, Logger(null_sink())));
   std::filesystem::remove_all(dir);
 }
 

@@ -7,7 +7,8 @@
 # against the baseline, built again, rejects it, and tunes a correct choice. The same with a key
 # (AITUNE_CACHE_KEY_FILE), which the forger does not hold, so the signature fails too.
 # A nested cache (D2): 150 000 levels of [[...]] are one warning; the run exits 0 with its
-# report, the file is moved aside and replaced, and no temporary file is left.
+# report, the file is moved aside and replaced, and no temporary file is left. A lock held by
+# another writer (D4) is waited for --cache-lock-timeout, then one warning and exit 0.
 set -u
 tune=$1 model=$2 python=$3 dir=$4
 rm -rf "$dir" && mkdir -p "$dir"
@@ -73,6 +74,24 @@ grep -q "nests deeper than 256 levels" "$dir/deep.txt" || failed "deep: no warni
 ls "$dir"/deep.json.corrupt-* >/dev/null 2>&1 || failed "deep: the file was not moved aside"
 size=$(stat -c %s "$deep")
 [ "$size" -lt 1000000 ] || failed "deep: the cache grew to $size bytes"
+# A writer that holds the lock (D4): the store waits --cache-lock-timeout, then one warning,
+# the decision unstored, exit 0 with the report.
+locked="$dir/locked.json"
+"$python" -c "import fcntl, sys, time
+f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)" \
+  "$locked.lock" >"$dir/holder.txt" &
+holder=$!
+for _ in $(seq 50); do grep -q held "$dir/holder.txt" && break; sleep 0.1; done
+"$tune" "$model" --input 1x3x64x64 --time-budget 2 --backends frozen --cache "$locked" \
+  --cache-lock-timeout 1 >"$dir/locked.txt" 2>&1
+code=$?
+kill "$holder"
+echo "--- locked: exit $code, $(selected "$dir/locked.txt")"
+[ "$code" -eq 0 ] || failed "locked: exit $code"
+grep -q "is held by another process (waited 1.0 s)" "$dir/locked.txt" ||
+  failed "locked: no warning naming the lock"
+[ -n "$(selected "$dir/locked.txt")" ] || failed "locked: no report"
+[ -e "$locked" ] && failed "locked: stored without the lock"
 [ -z "$(find "$dir" -name '*.tmp')" ] || failed "temporary files left"
 [ "$fail" -eq 0 ] && echo "PASS"
 exit $fail

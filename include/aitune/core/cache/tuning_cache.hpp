@@ -9,7 +9,7 @@
 ///
 /// The file:
 ///
-///     {"schema_version": 2,
+///     {"kind": "aitune-tuning-cache", "schema_version": 2,
 ///      "entries": {"<sha256 of the key>": {"key": {...}, "report": {...}, "created": "...",
 ///                                          "reference": {...}}}}
 ///
@@ -28,11 +28,12 @@
 /// on `<file>.lock`, so entries for other models survive two processes storing at once. That
 /// holds on local file systems and on NFS (Linux maps flock to NFS byte-range locks); not on
 /// file systems without locks (some FUSE mounts), where the last writer wins. A file this
-/// version cannot read is a warning, never an error: a corrupt or truncated one is ignored and,
-/// when a new entry is stored, kept as `<file>.corrupt-<time>` first; one written by a newer
-/// schema is ignored and left as it is (nothing is stored in it). Entries of an older schema
-/// (schema 1: keys made from the settings' text, which left some settings out) are never hits:
-/// one warning, and the next store drops them, keeping the file digests.
+/// version cannot read is a warning, never an error: one that is not valid JSON is ignored and,
+/// when a new entry is stored, kept as `<file>.corrupt-<time>` first; one that is not ours to
+/// change (not a regular file, unreadable, read-only, JSON without the `kind` marker, or written
+/// by a newer schema) is ignored and left as it is (nothing is stored in it). Entries of an older
+/// schema (schema 1: keys made from the settings' text, which left some settings out) are never
+/// hits: one warning, and the next store drops them, keeping the file digests.
 ///
 /// Hashing a model file costs about 5 s per GB here, on every start-up. So the file also keeps
 /// each hashed file's digest with its identity (device, inode, size, modification and change
@@ -70,6 +71,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 
 namespace aitune {
@@ -77,6 +80,13 @@ namespace aitune {
 /// The version of the cache file's layout this library reads and writes. 2: keys hold the
 /// settings by value (settings_key.hpp).
 inline constexpr int tuning_cache_schema_version = 2;
+
+/// The marker of a tuning cache file (`"kind"`): valid JSON without it is someone else's file.
+inline constexpr std::string_view tuning_cache_kind = "aitune-tuning-cache";
+
+/// How long a store waits for another writer's lock before it gives up (one warning; the
+/// tuning stands, its decision not stored).
+inline constexpr std::chrono::milliseconds default_cache_lock_timeout{10'000};
 
 /// A decision the cache holds: what it was tuned for, the report (to_json) and when.
 struct CachedTuning {
@@ -105,19 +115,30 @@ inline std::string utc_now_iso8601() {
 
 namespace detail {
 
-/// An exclusive flock(2) on a file, released when it goes out of scope.
+/// An exclusive flock(2) on a file, released when it goes out of scope, waited for at most
+/// `timeout` (a writer stopped with Ctrl-Z, or a stuck NFS lock, must not stall every start-up):
+/// then aitune::Error. The file is made with the permissions the umask leaves (0666 before it),
+/// so that the accounts of a group can share it; one that may not write it still locks it.
 class FileLock {
  public:
-  explicit FileLock(const std::filesystem::path& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  FileLock(const std::filesystem::path& path, std::chrono::milliseconds timeout)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666)) {
+    if (fd_ < 0 && errno == EACCES) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
       throw Error(fmt::format("cannot lock '{}': {}", path.string(), std::strerror(errno)));
     }
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const std::string cause = std::strerror(errno);
-      ::close(fd_);
-      throw Error(fmt::format("cannot lock '{}': {}", path.string(), cause));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int code = errno;
+      if (code == EINTR) continue;
+      if (code != EWOULDBLOCK || std::chrono::steady_clock::now() >= deadline) {
+        ::close(fd_);
+        throw Error(code == EWOULDBLOCK
+                        ? fmt::format("the lock '{}' is held by another process (waited {:.1f} s)",
+                                      path.string(), static_cast<double>(timeout.count()) / 1e3)
+                        : fmt::format("cannot lock '{}': {}", path.string(), std::strerror(code)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   FileLock(const FileLock&) = delete;
@@ -157,6 +178,16 @@ class TuningCache {
     key_ = std::move(key);
     return *this;
   }
+
+  /// How long a store waits for another process's lock (default_cache_lock_timeout), after
+  /// which the decision is not stored: a warning, the tuning stands. Set it before the cache is
+  /// shared with other threads.
+  TuningCache& set_lock_timeout(std::chrono::milliseconds timeout) {
+    if (timeout.count() < 0) throw ConfigError("a tuning cache lock timeout cannot be negative");
+    lock_timeout_ = timeout;
+    return *this;
+  }
+  [[nodiscard]] std::chrono::milliseconds lock_timeout() const noexcept { return lock_timeout_; }
 
   /// Whether entries are signed (a key is set).
   [[nodiscard]] bool signs() const noexcept { return !key_.empty(); }
@@ -263,18 +294,19 @@ class TuningCache {
 
   /// Writes the digests computed since the last store, if any, so that the next run need not
   /// read those files (after a hit, which stores nothing else). Returns whether it wrote; a
-  /// cache that cannot be written (a read-only shared file) is left as it is.
+  /// cache that cannot be written (a read-only shared file) is left as it is. It never waits
+  /// for a lock: a hit is not held up by a writer (the digests are saved another time).
   bool save_digests(const Logger& log = Logger()) const noexcept {
     try {
       {
         const std::lock_guard lock(pending_mutex_);
         if (pending_digests_.empty()) return false;
       }
-      const detail::FileLock lock(lock_path());
+      const detail::FileLock lock(lock_path(), std::chrono::milliseconds(0));
       Loaded loaded = load(log);
-      if (loaded.state != State::usable) return false;
+      if (loaded.state != State::usable || read_only(log)) return false;
       merge_pending_digests(loaded.document);
-      write_json_file(path_, loaded.document);
+      write_json_file(target(), loaded.document);
       return true;
     } catch (...) {
       return false;
@@ -284,18 +316,23 @@ class TuningCache {
   /// Stores `report` (to_json of a TuneReport) under `key`, with `reference` (the baseline's
   /// outputs, as tune_with_cache writes them; null: none; kept only when the cache signs),
   /// replacing an entry for the same key and keeping every other. `created`: when the report
-  /// was measured (default: now). Creates the file, and the folders above it, when missing. Throws
-  /// aitune::Error when the file cannot be written. What it drops or moves aside is told to
-  /// `log`.
+  /// was measured (default: now). Creates the file, and the folders above it, when missing; a
+  /// symbolic link is written through, to its target. Throws aitune::Error when the file cannot
+  /// be written. Leaves as it is, with a warning to `log`, a file that is not ours to change:
+  /// not a regular file, not readable, read-only (no write permission bit), not a tuning cache
+  /// (valid JSON of another kind, a report say), or of a newer schema. What it drops or moves
+  /// aside (a file that is not valid JSON) is told to `log`.
   void store(const nlohmann::json& key, nlohmann::json report, nlohmann::json reference = nullptr,
              const Logger& log = Logger(), std::string created = {}) const {
     if (path_.has_parent_path()) {
       std::error_code ignored;
       std::filesystem::create_directories(path_.parent_path(), ignored);
     }
-    const detail::FileLock lock(lock_path());
+    const detail::FileLock lock(lock_path(), lock_timeout_);
     Loaded loaded = load(log);
-    if (loaded.state == State::newer) return;  // warned: left for the version that wrote it
+    // Warned: left for the version that wrote it, or for its owner.
+    if (loaded.state == State::newer || loaded.state == State::foreign) return;
+    if (loaded.state != State::missing && read_only(log)) return;
     if (loaded.state == State::older) {
       const std::size_t dropped = loaded.document.at("entries").size();
       loaded.document["entries"] = nlohmann::json::object();
@@ -305,9 +342,9 @@ class TuningCache {
                               dropped == 1 ? "y" : "ies"));
     }
     if (loaded.state == State::unreadable) {
-      const std::filesystem::path kept = path_.string() + ".corrupt-" + utc_now_iso8601();
+      const std::filesystem::path kept = target().string() + ".corrupt-" + utc_now_iso8601();
       std::error_code moved;
-      std::filesystem::rename(path_, kept, moved);
+      std::filesystem::rename(target(), kept, moved);
       if (moved) {
         throw Error(fmt::format("tuning cache '{}' cannot be read and cannot be moved aside: {}",
                                 path_.string(), moved.message()));
@@ -315,9 +352,11 @@ class TuningCache {
       log.info(0, fmt::format("tuning cache: the unreadable file was kept as '{}'", kept.string()));
     }
     if (loaded.state != State::usable) {
-      loaded.document = {{"schema_version", tuning_cache_schema_version},
+      loaded.document = {{"kind", tuning_cache_kind},
+                         {"schema_version", tuning_cache_schema_version},
                          {"entries", nlohmann::json::object()}};
     }
+    loaded.document["kind"] = tuning_cache_kind;  // a file of schema 2 written before it had one
     nlohmann::json& entry = loaded.document["entries"][entry_id(key)];
     entry = {{"key", key},
              {"report", std::move(report)},
@@ -327,11 +366,12 @@ class TuningCache {
       entry["signature"] = signature_of(entry);
     }
     merge_pending_digests(loaded.document);
-    write_json_file(path_, loaded.document);
+    write_json_file(target(), loaded.document);
   }
 
  private:
-  enum class State { missing, usable, unreadable, newer, older };
+  /// unreadable: not JSON (damaged, and moved aside at a store); foreign: not ours to change.
+  enum class State { missing, usable, unreadable, newer, older, foreign };
 
   struct Loaded {
     State state = State::missing;
@@ -343,7 +383,28 @@ class TuningCache {
     }
   };
 
-  [[nodiscard]] std::filesystem::path lock_path() const { return path_.string() + ".lock"; }
+  /// The file written: the path, or the file a symbolic link there points to (writing the path
+  /// would replace the link, and a cache shared through links would silently stop being shared).
+  [[nodiscard]] std::filesystem::path target() const {
+    std::error_code error;
+    if (!std::filesystem::is_symlink(path_, error)) return path_;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(path_, error);
+    return error ? path_ : resolved;
+  }
+
+  /// Beside the file written, so that every link to one cache takes the same lock.
+  [[nodiscard]] std::filesystem::path lock_path() const { return target().string() + ".lock"; }
+
+  /// Whether the existing file has no write permission bit: its owner made it read-only, and it
+  /// is left as it is (root could write it, and rename(2) could replace it, regardless).
+  [[nodiscard]] bool read_only(const Logger& log) const {
+    struct stat info {};
+    if (::stat(target().c_str(), &info) != 0 || (info.st_mode & 0222) != 0) return false;
+    warn_once(log, fmt::format("tuning cache '{}' is read-only: its decisions are used, and "
+                               "nothing is stored in it",
+                               path_.string()));
+    return true;
+  }
 
   static std::string key_from_environment() {
     const char* file = std::getenv("AITUNE_CACHE_KEY_FILE");
@@ -398,17 +459,28 @@ class TuningCache {
 
   Loaded load(const Logger& log) const {
     std::error_code error;
-    if (!std::filesystem::exists(path_, error)) return {};
+    const std::filesystem::file_status status = std::filesystem::status(path_, error);
+    if (!std::filesystem::exists(status)) return {};
+    // A FIFO would block the open, a folder or a device is no cache: checked before opening.
+    if (!std::filesystem::is_regular_file(status)) {
+      return left_alone(log, "it is not a regular file");
+    }
     std::ifstream in(path_, std::ios::binary);
+    if (!in.is_open())
+      return left_alone(log, std::string("it cannot be read: ") + std::strerror(errno));
     std::ostringstream text;
     text << in.rdbuf();
-    if (!in) return unreadable(log, "it cannot be read");
+    if (!in) return left_alone(log, "it cannot be read");
     std::string why;
     nlohmann::json document = parse_json_bounded(text.str(), &why);
     if (document.is_discarded()) return unreadable(log, why);
-    if (!document.is_object() || !document.contains("schema_version") ||
-        !document["schema_version"].is_number_integer()) {
-      return unreadable(log, "it has no schema_version: not a tuning cache");
+    // Valid JSON of another kind (a report written over it, say) is someone's file, not damage.
+    const bool marked = document.is_object() && document.value("kind", "") == tuning_cache_kind;
+    const bool unmarked_cache = document.is_object() && !document.contains("kind") &&
+                                document.contains("entries");  // schema 1 and 2 had no marker
+    if (!marked && !unmarked_cache) return left_alone(log, "it is not a tuning cache");
+    if (!document.contains("schema_version") || !document["schema_version"].is_number_integer()) {
+      return unreadable(log, "it has no schema_version");
     }
     const auto version = document["schema_version"].get<long long>();
     if (version > tuning_cache_schema_version) {
@@ -432,6 +504,12 @@ class TuningCache {
     return {State::usable, std::move(document)};
   }
 
+  Loaded left_alone(const Logger& log, std::string_view why) const {
+    warn_once(log, fmt::format("tuning cache '{}' cannot be used ({}): ignored, and left as it is",
+                               path_.string(), why));
+    return {State::foreign};
+  }
+
   Loaded unreadable(const Logger& log, std::string_view why) const {
     warn_once(log, fmt::format("tuning cache '{}' is unusable ({}): ignored; it is kept as "
                                "'{}.corrupt-<time>' when this tuning is stored",
@@ -446,6 +524,7 @@ class TuningCache {
   std::filesystem::path path_;
   std::size_t max_stored_output_bytes_;
   std::string key_;  ///< signs entries; empty: none. Never logged.
+  std::chrono::milliseconds lock_timeout_ = default_cache_lock_timeout;
   mutable std::atomic<bool> warned_{false};
   mutable std::mutex pending_mutex_;
   mutable std::map<std::string, nlohmann::json> pending_digests_;   ///< for the next store

@@ -2,11 +2,11 @@
 #pragma once
 
 /// @file
-/// Writing a JSON document to disk without ever leaving half a file: it goes to a temporary
-/// file beside the target, with a name no other writer uses (process, thread, time and a
-/// counter), which is renamed over the target once complete. Readers see the old file or the
-/// new one, never a mix, however many processes write the same path at once (rename(2) is
-/// atomic on one POSIX file system; NFS and some FUSE file systems do not promise that).
+/// Writing a file (a JSON document, a report) to disk without ever leaving half of one: it goes to
+/// a temporary file beside the target, with a name no other writer uses (process, thread, time and
+/// a counter), which is renamed over the target once complete. Readers see the old file or the new
+/// one, never a mix, however many processes write the same path at once (rename(2) is atomic on one
+/// POSIX file system; NFS and some FUSE file systems do not promise that).
 
 #include "aitune/core/error.hpp"
 
@@ -23,6 +23,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -43,9 +44,10 @@ inline std::filesystem::path temporary_beside(const std::filesystem::path& path)
 
 }  // namespace detail
 
-/// Writes `json` (indented by 2) to `path`; throws aitune::Error naming the file and the cause
-/// on failure, and removes its temporary file.
-inline void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
+/// Writes `text` to `path` whole or not at all: to a temporary file beside it, renamed over it
+/// once written and flushed; throws aitune::Error naming the file and the cause on failure (a
+/// full disk, a read-only folder), and removes its temporary file.
+inline void write_text_file(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path temporary = detail::temporary_beside(path);
   std::error_code ignored;
   {
@@ -53,9 +55,16 @@ inline void write_json_file(const std::filesystem::path& path, const nlohmann::j
     if (!out) {
       throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
     }
-    out << json.dump(2) << "\n";
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) {
+      const std::string cause = std::strerror(errno);
+      out.close();
+      std::filesystem::remove(temporary, ignored);
+      throw Error(fmt::format("cannot write '{}': {}", path.string(), cause));
+    }
+    out.close();
+    if (out.fail()) {  // closing flushes what the stream still held
       const std::string cause = std::strerror(errno);
       std::filesystem::remove(temporary, ignored);
       throw Error(fmt::format("cannot write '{}': {}", path.string(), cause));
@@ -67,6 +76,11 @@ inline void write_json_file(const std::filesystem::path& path, const nlohmann::j
     std::filesystem::remove(temporary, ignored);  // its own error code: the cause is kept
     throw Error(fmt::format("cannot write '{}': {}", path.string(), renamed.message()));
   }
+}
+
+/// Writes `json` (indented by 2) to `path`, as write_text_file.
+inline void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
+  write_text_file(path, json.dump(2) + "\n");
 }
 
 /// Throws aitune::Error naming the cause when a file cannot be written at `path` (its folder is
