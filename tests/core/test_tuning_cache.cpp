@@ -221,7 +221,8 @@ TEST_CASE("A cache path that is not ours to change is one warning and left as it
   // Valid JSON of another kind: a report written to the cache's path, a list.
   for (const std::string& text :
        {std::string(R"({"schema_version": 3, "strategy": "x"})"), std::string("[1, 2, 3]"),
-        std::string(R"({"kind": "other", "entries": {}})")}) {
+        std::string(R"({"kind": "other", "entries": {}})"),
+        std::string(R"({"kind": 3, "entries": {}})")}) {
     write_text(path, text);
     check_left_alone("it is not a tuning cache", [&] { return read_text(path) == text; });
     std::filesystem::remove(path);

@@ -475,7 +475,9 @@ class TuningCache {
     nlohmann::json document = parse_json_bounded(text.str(), &why);
     if (document.is_discarded()) return unreadable(log, why);
     // Valid JSON of another kind (a report written over it, say) is someone's file, not damage.
-    const bool marked = document.is_object() && document.value("kind", "") == tuning_cache_kind;
+    const auto kind = document.is_object() ? document.find("kind") : document.end();
+    const bool marked = kind != document.end() && kind->is_string() &&
+                        kind->get_ref<const std::string&>() == tuning_cache_kind;
     const bool unmarked_cache = document.is_object() && !document.contains("kind") &&
                                 document.contains("entries");  // schema 1 and 2 had no marker
     if (!marked && !unmarked_cache) return left_alone(log, "it is not a tuning cache");

@@ -70,7 +70,7 @@ class MessageSink {
     return static_cast<bool>(line_function_) || static_cast<bool>(level_function_);
   }
 
-  /// Writes `line` as an info message (as the std::function it once was was called).
+  /// Writes `line` as an info message (as a sink was called when it was a std::function).
   void operator()(std::string_view line) const { write(LogLevel::info, 0, line); }
 
   /// Writes `text` at `level`, indented two spaces per `depth` (negative: none).
