@@ -145,7 +145,7 @@ TEST_CASE("The cache finds what was stored under the same key only, and keeps ot
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("A corrupt, truncated or foreign cache file is one warning, kept aside, then replaced",
+TEST_CASE("A corrupt, truncated or damaged cache file is one warning, kept aside, then replaced",
           "[cache]") {
   const auto dir = fresh_folder("corrupt");
   const auto path = dir / "cache.json";
