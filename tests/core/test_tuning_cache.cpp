@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -967,5 +968,111 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   CHECK(nlohmann::json::parse(read_text(
             cache.path()))["file_digests"][std::filesystem::absolute(model).string()]["sha256"] ==
         sha256_hex("abd"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A stop requested while a store waits for the lock ends the wait at once",
+          "[cache][trust]") {
+  using namespace std::chrono_literals;
+  const auto dir = fresh_folder("lock_stop");
+  const auto path = dir / "cache.json";
+  std::stop_source stop;
+  TuningCache cache(path);
+  cache.set_lock_timeout(60s).set_stop_token(stop.get_token());
+  const int held = ::open((path.string() + ".lock").c_str(), O_RDWR | O_CREAT, 0600);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  std::jthread ctrl_c([&] {
+    std::this_thread::sleep_for(200ms);
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(cache.store(key_a, report_a, nullptr, Logger(null_sink())),
+                    Catch::Contains("the wait for the lock") && Catch::Contains("was interrupted"));
+  CHECK(std::chrono::steady_clock::now() - start < 5s);  // not the 60 s timeout
+  ::close(held);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache keeps at most its entry cap, dropping the oldest entries", "[cache]") {
+  const auto dir = fresh_folder("cap");
+  SinkRecorder recorder;
+  const Logger log(recorder.sink());
+  TuningCache cache(dir / "cache.json");
+  CHECK_THROWS_AS(cache.set_max_entries(0), ConfigError);
+  CHECK(TuningCache(dir / "other.json").max_entries() == default_max_cache_entries);
+  cache.set_max_entries(3);
+  for (int i = 0; i < 5; ++i) {
+    // `created` decides the age: stored out of order, the oldest still go first.
+    const int day = (i * 3) % 5;  // 0 3 1 4 2
+    cache.store({{"model", i}}, report_a, nullptr, log,
+                fmt::format("2026-11-0{}T00:00:00Z", day + 1));
+  }
+  const auto entries = nlohmann::json::parse(read_text(cache.path())).at("entries");
+  CHECK(entries.size() == 3);
+  CHECK_FALSE(cache.find({{"model", 0}}, log));  // day 1
+  CHECK_FALSE(cache.find({{"model", 2}}, log));  // day 2
+  CHECK(cache.find({{"model", 1}}, log));        // day 4
+  CHECK(cache.find({{"model", 3}}, log));        // day 5
+  CHECK(cache.find({{"model", 4}}, log));        // day 3, the last stored
+  CHECK(recorder.contains("dropped the 1 oldest entry (it keeps 3)"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A cache file is parsed once while it is unchanged, and read again once it changes",
+          "[cache]") {
+  const auto dir = fresh_folder("parse_once");
+  const auto path = dir / "cache.json";
+  const Logger log(null_sink());
+  const TuningCache reader(path);
+  const TuningCache writer(path);
+  writer.store(key_a, report_a, nullptr, log);
+  REQUIRE(reader.find(key_a, log));
+  CHECK_FALSE(reader.find(key_b, log));
+  writer.store(key_b, {{"selected", "B"}}, nullptr, log);  // a new file, renamed in
+  REQUIRE(reader.find(key_b, log));
+  CHECK(reader.find(key_b, log)->report["selected"] == "B");
+  // Edited in place (same inode): its size and times change, and it is read again.
+  auto document = nlohmann::json::parse(read_text(path));
+  document["entries"].erase(TuningCache::entry_id(key_b));
+  write_text(path, document.dump());
+  CHECK_FALSE(reader.find(key_b, log));
+  REQUIRE(reader.find(key_a, log));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A store removes the temporary files of writers killed an hour ago, and no others",
+          "[cache]") {
+  const auto dir = fresh_folder("stale_tmp");
+  const auto path = dir / "cache.json";
+  const auto stale = dir / "cache.json.1234abcd.tmp";
+  const auto fresh = dir / "cache.json.5678ef.tmp";
+  const auto other = dir / "report.json.1234abcd.tmp";
+  for (const auto& file : {stale, fresh, other}) {
+    write_text(file, "{");
+    std::filesystem::last_write_time(file, std::filesystem::file_time_type::clock::now() -
+                                               std::chrono::hours(2));
+  }
+  std::filesystem::last_write_time(fresh, std::filesystem::file_time_type::clock::now());
+  TuningCache(path).store(key_a, report_a, nullptr, Logger(null_sink()));
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(fresh));  // perhaps a writer at work
+  CHECK(std::filesystem::exists(other));  // not the cache's
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A file name that is not valid UTF-8 is stored and written, with U+FFFD for the bad "
+          "byte, never a failed write",
+          "[cache]") {
+  const auto dir = fresh_folder("utf8");
+  const TuningCache cache(dir / "cache.json");
+  const nlohmann::json key{{"model", "bad\xff.pt"}};
+  const nlohmann::json report{{"selected", "A"}, {"module", "bad\xff"}};
+  CHECK_NOTHROW(cache.store(key, report, nullptr, Logger(null_sink())));
+  CHECK(cache.find(key, Logger(null_sink())));
+  CHECK_NOTHROW(write_json_file(dir / "report.json", report));
+  CHECK_THAT(read_text(dir / "report.json"), Catch::Contains("bad\xef\xbf\xbd"));
+  for (const auto& file : files_in(dir))
+    CHECK(file.extension() != ".tmp");
   std::filesystem::remove_all(dir);
 }

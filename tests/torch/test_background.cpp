@@ -4,9 +4,13 @@
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -154,4 +158,34 @@ TEST_CASE("A model that cannot take the samples fails at once, before anything i
   CHECK_THROWS(BackgroundTunedModule(
       model, {Sample{torch::ones({1, 2})}},
       {.candidates = two_candidates(), .config = StrategyConfig{}.set_sink(null_sink())}));
+}
+
+TEST_CASE("A background tuning works on its own copy of the cache: the caller's may go first",
+          "[background][tune][cache]") {
+  const ConvNetCase net;
+  // A file, no folder: the wheel's libtorch.so exports an older std::filesystem whose
+  // remove_all crashes (test_tuning_key.cpp).
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("aitune_background_cache_" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(file);
+  Gate gate;
+  std::optional<BackgroundTunedModule> module;
+  {
+    // A cache local to a block that ends before the tuning does (as a refactored start-up
+    // might): the module's worker must not read it after this.
+    TuningCache cache(file);
+    module.emplace(
+        net.model, net.samples,
+        TuneOptions{.candidates = two_candidates(), .config = gate.config(), .cache = &cache});
+    gate.wait_until_reached();
+  }
+  gate.release();
+  REQUIRE(module->wait() == BackgroundTunedModule::State::tuned);
+  const TuningCache reopened(file);
+  const nlohmann::json key =
+      tuning_key(net.model, net.samples, two_candidates(), gate.config(), reopened);
+  CHECK(reopened.find(key, Logger(null_sink())).has_value());  // the decision was stored
+  module.reset();
+  std::filesystem::remove(file);
+  std::filesystem::remove(file.string() + ".lock");
 }

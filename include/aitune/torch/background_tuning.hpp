@@ -55,10 +55,15 @@ class BackgroundTunedModule {
   /// Builds the baseline on `samples` now (it throws as lt::tune would when the model cannot
   /// run them) and serves it; tunes with `options` (lt::tune's) on a thread of its own. With a
   /// cache, a hit switches once the cached choice is rebuilt and checked, and a miss is tuned
-  /// and stored; the cache must outlive this module. The config's stop token, if any, cancels
-  /// the tuning as cancel() does.
+  /// and stored; the module works on its own copy of the TuningCache, so the caller's may go
+  /// before the tuning ends. The config's stop token, if any, cancels the tuning as cancel()
+  /// does.
   BackgroundTunedModule(Model model, std::vector<Sample> samples, TuneOptions options = {}) {
     if (!options.candidates) options.candidates = default_candidates(model);
+    if (options.cache != nullptr) {
+      cache_ = std::make_unique<const TuningCache>(*options.cache);
+      options.cache = cache_.get();
+    }
     serving_ = std::make_shared<const TunedModule>(serve_baseline(
         model, samples, options.config.module_name(), shape_check_for(model, *options.candidates)));
     if (options.config.stop_token().stop_possible()) {
@@ -171,7 +176,8 @@ class BackgroundTunedModule {
   std::atomic<State> state_{State::tuning};
   std::stop_source stop_{};
   std::optional<std::stop_callback<std::function<void()>>> user_stop_{};
-  std::thread worker_{};  ///< last: joined before the members it uses go
+  std::unique_ptr<const TuningCache> cache_{};  ///< the worker's own copy of the caller's cache
+  std::thread worker_{};                        ///< last: joined before the members it uses go
 };
 
 }  // namespace AITUNE_LT_ABI

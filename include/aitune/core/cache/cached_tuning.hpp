@@ -120,8 +120,10 @@ stored_reference(const CachedTuning& hit, const TuningCache& cache,
                                                               bool validation) {
   if (report.selected.empty()) return "it selects nothing";
   if (report.baseline_selected) {
-    if (report.baseline && report.selected != report.baseline->backend) {
-      return fmt::format("it says the baseline was selected, but names {}", report.selected);
+    if (report.baseline && (report.selected != report.baseline->backend ||
+                            report.selected_key != report.baseline->key)) {
+      return fmt::format("it says the baseline was selected, but names {} ({})", report.selected,
+                         report.selected_key);
     }
     return std::nullopt;
   }

@@ -48,6 +48,7 @@
 #include "aitune/core/text/json_parse.hpp"
 #include "aitune/core/text/message_sink.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -67,13 +68,16 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace aitune {
 
@@ -87,6 +91,10 @@ inline constexpr std::string_view tuning_cache_kind = "aitune-tuning-cache";
 /// How long a store waits for another writer's lock before it gives up (one warning; the
 /// tuning stands, its decision not stored).
 inline constexpr std::chrono::milliseconds default_cache_lock_timeout{10'000};
+
+/// How many entries a cache keeps by default: a store beyond it drops the oldest (by `created`),
+/// so that a cache shared for years does not grow without end (each start-up reads it whole).
+inline constexpr std::size_t default_max_cache_entries = 1000;
 
 /// A decision the cache holds: what it was tuned for, the report (to_json) and when.
 struct CachedTuning {
@@ -119,9 +127,11 @@ namespace detail {
 /// `timeout` (a writer stopped with Ctrl-Z, or a stuck NFS lock, must not stall every start-up):
 /// then aitune::Error. The file is made with the permissions the umask leaves (0666 before it),
 /// so that the accounts of a group can share it; one that may not write it still locks it.
+/// A stop requested on `stop` (Ctrl-C) ends the wait at once, with aitune::Error too.
 class FileLock {
  public:
-  FileLock(const std::filesystem::path& path, std::chrono::milliseconds timeout)
+  FileLock(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+           const std::stop_token& stop = {})
       : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666)) {
     if (fd_ < 0 && errno == EACCES) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
@@ -131,6 +141,10 @@ class FileLock {
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int code = errno;
       if (code == EINTR) continue;
+      if (code == EWOULDBLOCK && stop.stop_requested()) {
+        ::close(fd_);
+        throw Error(fmt::format("the wait for the lock '{}' was interrupted", path.string()));
+      }
       if (code != EWOULDBLOCK || std::chrono::steady_clock::now() >= deadline) {
         ::close(fd_);
         throw Error(code == EWOULDBLOCK
@@ -168,6 +182,24 @@ class TuningCache {
       : path_(std::move(path)), max_stored_output_bytes_(max_stored_output_bytes),
         key_(key_from_environment()) {}
 
+  /// A cache of the same file with the same settings (key, limits, lock timeout, stop token),
+  /// and what `other` has read so far: for a holder that must not depend on `other`'s lifetime
+  /// (lt::BackgroundTunedModule's worker thread).
+  TuningCache(const TuningCache& other)
+      : path_(other.path_), max_stored_output_bytes_(other.max_stored_output_bytes_),
+        key_(other.key_), lock_timeout_(other.lock_timeout_), stop_(other.stop_),
+        max_entries_(other.max_entries_), warned_(other.warned_.load()) {
+    {
+      const std::lock_guard lock(other.pending_mutex_);
+      pending_digests_ = other.pending_digests_;
+      computed_digests_ = other.computed_digests_;
+    }
+    const std::lock_guard lock(other.loaded_mutex_);
+    loaded_ = other.loaded_;
+    loaded_stamp_ = other.loaded_stamp_;
+  }
+  TuningCache& operator=(const TuningCache&) = delete;
+
   /// Signs the entries stored from now on with `key` (its bytes, at least 16), and trusts the
   /// stored outputs only of entries signed with it. Never logged. Set it before the cache is
   /// shared with other threads.
@@ -188,6 +220,22 @@ class TuningCache {
     return *this;
   }
   [[nodiscard]] std::chrono::milliseconds lock_timeout() const noexcept { return lock_timeout_; }
+
+  /// A stop requested on `stop` (the program's Ctrl-C) ends a store's wait for the lock at once:
+  /// the decision is not stored, with a warning. Set it before the cache is shared.
+  TuningCache& set_stop_token(std::stop_token stop) {
+    stop_ = std::move(stop);
+    return *this;
+  }
+
+  /// How many entries the file keeps (default_max_cache_entries, at least 1): a store beyond it
+  /// drops the oldest. Set it before the cache is shared with other threads.
+  TuningCache& set_max_entries(std::size_t entries) {
+    if (entries == 0) throw ConfigError("a tuning cache must keep at least one entry");
+    max_entries_ = entries;
+    return *this;
+  }
+  [[nodiscard]] std::size_t max_entries() const noexcept { return max_entries_; }
 
   /// Whether entries are signed (a key is set).
   [[nodiscard]] bool signs() const noexcept { return !key_.empty(); }
@@ -225,18 +273,18 @@ class TuningCache {
   /// The name an entry is filed under: the SHA-256 of the key's JSON text (nlohmann orders an
   /// object's members by name, so equal keys give equal text).
   [[nodiscard]] static std::string entry_id(const nlohmann::json& key) {
-    return sha256_hex(key.dump());
+    return sha256_hex(json_text(key));
   }
 
   /// The decision stored for `key`, if the file holds one. A file that cannot be read is a
   /// warning to `log` (once per TuningCache) and a miss.
   [[nodiscard]] std::optional<CachedTuning> find(const nlohmann::json& key,
                                                  const Logger& log = Logger()) const {
-    const Loaded loaded = load(log);
-    if (loaded.state != State::usable) return std::nullopt;
+    const std::shared_ptr<const Loaded> loaded = load(log);
+    if (loaded->state != State::usable) return std::nullopt;
     // As it reads back from the file: infinities become null, integers may change kind.
-    const nlohmann::json wanted = nlohmann::json::parse(key.dump());
-    const nlohmann::json& entries = loaded.document.at("entries");
+    const nlohmann::json wanted = nlohmann::json::parse(json_text(key));
+    const nlohmann::json& entries = loaded->document.at("entries");
     const auto found = entries.find(entry_id(wanted));
     if (found == entries.end()) return std::nullopt;
     const nlohmann::json& entry = *found;
@@ -271,9 +319,9 @@ class TuningCache {
           return known->second.at("sha256").get<std::string>();  // read by this object already
         }
       }
-      const Loaded loaded = load(log);
-      if (loaded.has_digests() && loaded.document.contains("file_digests")) {
-        const nlohmann::json& digests = loaded.document.at("file_digests");
+      const std::shared_ptr<const Loaded> loaded = load(log);
+      if (loaded->has_digests() && loaded->document.contains("file_digests")) {
+        const nlohmann::json& digests = loaded->document.at("file_digests");
         const auto found = digests.is_object() ? digests.find(absolute.string()) : digests.end();
         if (found != digests.end() && found->is_object() && found->contains("sha256") &&
             found->at("sha256").is_string() &&
@@ -303,10 +351,11 @@ class TuningCache {
         if (pending_digests_.empty()) return false;
       }
       const detail::FileLock lock(lock_path(), std::chrono::milliseconds(0));
-      Loaded loaded = load(log);
-      if (loaded.state != State::usable || read_only(log)) return false;
-      merge_pending_digests(loaded.document);
-      write_json_file(target(), loaded.document);
+      const std::shared_ptr<const Loaded> loaded = load(log, /*fresh=*/true);
+      if (loaded->state != State::usable || read_only(log)) return false;
+      nlohmann::json document = loaded->document;
+      merge_pending_digests(document);
+      write_json_file(target(), document);
       return true;
     } catch (...) {
       return false;
@@ -328,8 +377,8 @@ class TuningCache {
       std::error_code ignored;
       std::filesystem::create_directories(path_.parent_path(), ignored);
     }
-    const detail::FileLock lock(lock_path(), lock_timeout_);
-    Loaded loaded = load(log);
+    const detail::FileLock lock(lock_path(), lock_timeout_, stop_);
+    Loaded loaded = *load(log, /*fresh=*/true);  // a copy, to change
     // Warned: left for the version that wrote it, or for its owner.
     if (loaded.state == State::newer || loaded.state == State::foreign) return;
     if (loaded.state != State::missing && read_only(log)) return;
@@ -357,7 +406,8 @@ class TuningCache {
                          {"entries", nlohmann::json::object()}};
     }
     loaded.document["kind"] = tuning_cache_kind;  // a file of schema 2 written before it had one
-    nlohmann::json& entry = loaded.document["entries"][entry_id(key)];
+    const std::string id = entry_id(key);
+    nlohmann::json& entry = loaded.document["entries"][id];
     entry = {{"key", key},
              {"report", std::move(report)},
              {"created", created.empty() ? utc_now_iso8601() : std::move(created)}};
@@ -365,7 +415,9 @@ class TuningCache {
       if (!reference.is_null()) entry["reference"] = std::move(reference);
       entry["signature"] = signature_of(entry);
     }
+    drop_oldest_entries(loaded.document["entries"], id, log);
     merge_pending_digests(loaded.document);
+    remove_stale_temporaries();
     write_json_file(target(), loaded.document);
   }
 
@@ -416,7 +468,7 @@ class TuningCache {
   [[nodiscard]] std::string signature_of(const nlohmann::json& entry) const {
     nlohmann::json unsigned_entry = entry;
     unsigned_entry.erase("signature");
-    return hmac_sha256_hex(key_, unsigned_entry.dump());
+    return hmac_sha256_hex(key_, json_text(unsigned_entry));
   }
 
   [[nodiscard]] bool signed_by_key(const nlohmann::json& entry) const {
@@ -457,7 +509,26 @@ class TuningCache {
                           {"settled", now_ns - changed_ns > 2'000'000'000}};
   }
 
-  Loaded load(const Logger& log) const {
+  /// The file, parsed once for as long as it is unchanged (its device, inode, size and times):
+  /// a start-up asks for it three times (the file digests, the CLI's look-up, the tuning's), and
+  /// a large cache took seconds to parse each time. `fresh`: parsed now, whatever was kept; a
+  /// writer under the lock must see the latest file, and times are only as fine as the kernel's
+  /// clock tick (an inode freed by a rename can come back with the same size within one).
+  std::shared_ptr<const Loaded> load(const Logger& log, bool fresh = false) const {
+    std::optional<nlohmann::json> stamp = identity_of(path_);
+    if (stamp) stamp->erase("settled");  // the time passing is not a change
+    if (!fresh) {
+      const std::lock_guard lock(loaded_mutex_);
+      if (stamp && loaded_ && *stamp == loaded_stamp_) return loaded_;
+    }
+    auto loaded = std::make_shared<const Loaded>(parse_file(log));
+    const std::lock_guard lock(loaded_mutex_);
+    loaded_ = loaded;
+    loaded_stamp_ = stamp ? std::move(*stamp) : nlohmann::json();
+    return loaded;
+  }
+
+  Loaded parse_file(const Logger& log) const {
     std::error_code error;
     const std::filesystem::file_status status = std::filesystem::status(path_, error);
     if (!std::filesystem::exists(status)) return {};
@@ -481,8 +552,9 @@ class TuningCache {
     const bool unmarked_cache = document.is_object() && !document.contains("kind") &&
                                 document.contains("entries");  // schema 1 and 2 had no marker
     if (!marked && !unmarked_cache) return left_alone(log, "it is not a tuning cache");
-    if (!document.contains("schema_version") || !document["schema_version"].is_number_integer()) {
-      return unreadable(log, "it has no schema_version");
+    if (!document.contains("schema_version")) return unreadable(log, "it has no schema_version");
+    if (!document["schema_version"].is_number_integer()) {
+      return unreadable(log, "its schema_version is not an integer");
     }
     const auto version = document["schema_version"].get<long long>();
     if (version > tuning_cache_schema_version) {
@@ -519,6 +591,57 @@ class TuningCache {
     return {State::unreadable};
   }
 
+  /// Keeps the newest max_entries_ of `entries` (by `created`, ISO 8601 text that sorts as time),
+  /// and always `kept` (the entry just stored).
+  void drop_oldest_entries(nlohmann::json& entries, const std::string& kept,
+                           const Logger& log) const {
+    if (entries.size() <= max_entries_) return;
+    std::vector<std::pair<std::string, std::string>> by_age;  // (created, id)
+    for (const auto& [id, entry] : entries.items()) {
+      if (id == kept) continue;
+      const auto created = entry.is_object() ? entry.find("created") : entry.end();
+      by_age.emplace_back(created != entry.end() && created->is_string()
+                              ? created->get<std::string>()
+                              : std::string(),
+                          id);
+    }
+    std::sort(by_age.begin(), by_age.end());
+    const std::size_t dropped = entries.size() - max_entries_;
+    for (std::size_t i = 0; i < dropped; ++i)
+      entries.erase(by_age[i].second);
+    log.info(0, fmt::format("tuning cache: dropped the {} oldest entr{} (it keeps {})", dropped,
+                            dropped == 1 ? "y" : "ies", max_entries_));
+  }
+
+  /// Removes the temporary files of writers of this cache that ended before renaming theirs
+  /// (killed, or a crash): `<file>.<unique>.tmp`, unchanged for an hour (a live writer's is
+  /// seconds old). Best effort. (POSIX calls: a program linked with the PyTorch wheel resolves
+  /// some std::filesystem calls to libtorch.so's older copy, whose remove_all crashes.)
+  void remove_stale_temporaries() const noexcept {
+    try {
+      const std::filesystem::path file = target();
+      const std::string folder =
+          file.has_parent_path() ? file.parent_path().string() : std::string(".");
+      const std::string prefix = file.filename().string() + ".";
+      const std::time_t old = std::time(nullptr) - 3600;
+      const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(folder.c_str()), ::closedir);
+      if (!dir) return;
+      while (const dirent* item = ::readdir(dir.get())) {
+        const std::string_view name = item->d_name;
+        if (name.size() <= prefix.size() + 4 || !name.starts_with(prefix) ||
+            !name.ends_with(".tmp")) {
+          continue;
+        }
+        const std::string path = folder + "/" + std::string(name);
+        struct stat info {};
+        if (::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_mtime < old) {
+          (void)::unlink(path.c_str());
+        }
+      }
+    } catch (...) {
+    }
+  }
+
   void warn_once(const Logger& log, const std::string& text) const {
     if (!warned_.exchange(true)) log.warn(0, text);
   }
@@ -527,6 +650,11 @@ class TuningCache {
   std::size_t max_stored_output_bytes_;
   std::string key_;  ///< signs entries; empty: none. Never logged.
   std::chrono::milliseconds lock_timeout_ = default_cache_lock_timeout;
+  std::stop_token stop_{};
+  std::size_t max_entries_ = default_max_cache_entries;
+  mutable std::mutex loaded_mutex_;
+  mutable std::shared_ptr<const Loaded> loaded_;  ///< the file as last parsed
+  mutable nlohmann::json loaded_stamp_;           ///< its identity then
   mutable std::atomic<bool> warned_{false};
   mutable std::mutex pending_mutex_;
   mutable std::map<std::string, nlohmann::json> pending_digests_;   ///< for the next store

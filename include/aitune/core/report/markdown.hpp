@@ -9,6 +9,7 @@
 #include "aitune/core/report/rows.hpp"
 #include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/text/format.hpp"
+#include "aitune/core/text/json_file.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -108,8 +109,9 @@ inline std::string markdown_cell(std::string_view text) {
   if (environment.is_object() && !environment.empty()) {
     md += "\n<details><summary>Environment</summary>\n\n| | |\n|---|---|\n";
     for (const auto& [name, value] : environment.items()) {
-      md += fmt::format("| {} | {} |\n", markdown_cell(name),
-                        markdown_cell(value.is_string() ? value.get<std::string>() : value.dump()));
+      md += fmt::format(
+          "| {} | {} |\n", markdown_cell(name),
+          markdown_cell(value.is_string() ? value.get<std::string>() : json_text(value)));
     }
     md += "\n</details>\n";
   }

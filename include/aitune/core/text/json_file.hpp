@@ -78,9 +78,16 @@ inline void write_text_file(const std::filesystem::path& path, std::string_view 
   }
 }
 
+/// `json` as text (indented by `indent` spaces; -1: on one line). A string that is not valid UTF-8
+/// (a file name in another encoding) is written with U+FFFD in place of each bad byte rather than
+/// failing the whole write: nlohmann's default throws, after a tuning that went well.
+[[nodiscard]] inline std::string json_text(const nlohmann::json& json, int indent = -1) {
+  return json.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 /// Writes `json` (indented by 2) to `path`, as write_text_file.
 inline void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
-  write_text_file(path, json.dump(2) + "\n");
+  write_text_file(path, json_text(json, 2) + "\n");
 }
 
 /// Throws aitune::Error naming the cause when a file cannot be written at `path` (its folder is
