@@ -889,3 +889,64 @@ TEST_CASE("With the memory watch off, no row has memory figures", "[strategy][me
   CHECK_FALSE(entry(report, "Fast()").memory);
   CHECK(detail::memory_cell(entry(report, "Fast()"), false) == "-");
 }
+
+TEST_CASE("A time budget bounds the baseline's pass over many samples: outputs are checked on the "
+          "first samples that fit half of it, and the report says how many",
+          "[strategy][budget]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {100.0}};
+  const std::vector<double> samples(1000, 1.0);  // 100 s of reference pass at 100 ms a call
+  SinkRecorder sink;
+  auto strategy = make_strategy(
+      model, {FakeBackend("A", 50.0), FakeBackend("B", 80.0)},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(10'000.0)), &sink);
+  const double start_ms = model.clock->now_ms();
+  const auto result = strategy.tune(model, samples);
+  const double took_ms = model.clock->now_ms() - start_ms;
+  REQUIRE(result.report.checked_samples.has_value());
+  CHECK(*result.report.checked_samples == 50);  // 5 s of the 10 s budget at 100 ms a call
+  REQUIRE(result.report.baseline.has_value());
+  CHECK_THAT(result.report.baseline->note,
+             Catch::Contains("outputs checked on the first 50 of 1000 samples"));
+  CHECK(sink.contains("WARNING: outputs checked on the first 50 of 1000 samples"));
+  CHECK_THAT(render_table(result.report), Catch::Contains("first 50 of 1000 samples"));
+  CHECK(to_json(result.report).at("checked_samples") == 50);
+  CHECK(report_from_json(to_json(result.report)).checked_samples == 50U);
+  // Each candidate is checked on those 50 (2.5 s and 4 s): the whole tuning stays within about
+  // one budget and one candidate's check, where it took over 100 s.
+  CHECK(took_ms < 15'000.0);
+  CHECK(entry(result.report, "A()").status == CandidateStatus::ok);
+
+  SECTION("samples that fit are all checked, and the report has no count") {
+    auto roomy = make_strategy(
+        model, {FakeBackend("A", 50.0)},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(1'000'000.0)));
+    const auto all = roomy.tune(model, samples);
+    CHECK_FALSE(all.report.checked_samples.has_value());
+    CHECK(to_json(all.report).at("checked_samples").is_null());
+  }
+}
+
+TEST_CASE("A stop requested while the samples run ends the tuning before the next sample",
+          "[strategy][budget]") {
+  FakeModel model;
+  std::stop_source stop;
+  model.baseline = FakeBehaviour{"TorchEager", {100.0}};
+  // 2 s into the baseline's pass over the samples (its 20th call): Ctrl-C.
+  model.baseline->after_call = [&](std::size_t call) {
+    if (call == 20) stop.request_stop();
+  };
+  const std::vector<double> samples(100, 1.0);
+  auto strategy = make_strategy(model, {FakeBackend("Slow", 100.0)},
+                                StrategyConfig{}.set_stop_token(stop.get_token()));
+  try {
+    (void)strategy.tune(model, samples);
+    FAIL("tune() returned");
+  } catch (const CancelledError& error) {
+    REQUIRE(error.report() != nullptr);
+    REQUIRE(error.report()->baseline.has_value());
+    CHECK(error.report()->baseline->status == CandidateStatus::skipped);
+    CHECK_THAT(error.report()->baseline->reason, Catch::Contains("cancelled"));
+    CHECK(model.clock->now_ms() < 2'200.0);  // one more call at most, not 10 s of them
+  }
+}

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +47,8 @@ struct FakeBehaviour {
   /// The same on the model's fake device (FakeModel::device), where there is one.
   std::int64_t device_kept_bytes = 0;
   std::int64_t device_scratch_bytes = 0;
+  /// Called after each infer call with its 1-based number (say, to request a stop there).
+  std::function<void(std::size_t)> after_call{};
   /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
   std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
 };
@@ -187,6 +190,7 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     }
     const auto& latencies = behaviour_.latencies_ms;
     clock_->advance(latencies[(calls_ - 1) % latencies.size()]);
+    if (behaviour_.after_call) behaviour_.after_call(calls_);
     return 2.0 * sample + behaviour_.output_offset;
   }
 

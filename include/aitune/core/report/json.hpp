@@ -121,6 +121,8 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                       {"baseline_selected", report.baseline_selected},
                       {"decision", report.decision},
                       {"tuning_time_ms", report.tuning_time_ms}};
+  json["checked_samples"] =
+      report.checked_samples ? nlohmann::json(*report.checked_samples) : nlohmann::json(nullptr);
   const MeasurementReport& m = report.measurement;
   json["measurement"] = {{"schedule", to_string(m.schedule)},
                          {"decision_rule", to_string(m.decision_rule)},
@@ -233,6 +235,10 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   report.baseline_selected = json.at("baseline_selected").get<bool>();
   report.decision = json.at("decision").get<std::string>();
   report.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  if (const auto checked = json.find("checked_samples");
+      checked != json.end() && checked->is_number_unsigned()) {
+    report.checked_samples = checked->get<std::size_t>();
+  }
   const nlohmann::json& m = json.at("measurement");
   report.measurement.schedule =
       detail::enum_from_json<Schedule>(m.at("schedule"), schema, "schedule");

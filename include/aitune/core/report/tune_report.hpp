@@ -108,6 +108,9 @@ struct TuneReport {
   std::string decision{};  ///< why the selected backend was selected, in one sentence
   MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
+  /// The first samples outputs were checked on, when fewer than were given (the baseline's
+  /// pass over all of them would not fit half the time budget); none: all of them.
+  std::optional<std::size_t> checked_samples{};
   /// Set when the decision (and every figure above) came from a tuning cache: the selected
   /// backend was rebuilt and checked against the baseline's outputs now, not measured.
   std::optional<CacheHit> cache_hit{};

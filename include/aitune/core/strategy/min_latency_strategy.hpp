@@ -48,6 +48,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <exception>
@@ -314,6 +315,9 @@ class MinLatencyStrategy {
     const ProfilingConfig& profiling;
     double start_ms;
     double deadline_ms;
+    /// The first samples outputs are checked on: all of them, unless the baseline's pass over
+    /// them would not fit half the time budget (bound_reference_pass).
+    std::size_t checked_samples = samples.size();
     TuneReport report{};
     std::vector<output_type> reference_outputs{};
     std::optional<B> baseline{};  ///< prepared (and measured, once settled): the fallback
@@ -444,21 +448,33 @@ class MinLatencyStrategy {
     try {
       backend.build(run.model, run.samples);
       if (is_baseline) {
+        // The budget counts from here: the baseline's build is the model's cost, not the
+        // tuning's (its row shows the time).
+        run.deadline_ms = timer_.now_ms() + run.profiling.time_budget_ms();
         step = PrepareStep::run_samples;
         if (config_.correctness_check()) {
-          for (at_sample = 0; *at_sample < run.samples.size(); ++*at_sample)
+          const double pass_start_ms = timer_.now_ms();
+          for (at_sample = 0; *at_sample < run.checked_samples; ++*at_sample) {
+            stop_if_cancelled_during(run, entry);
+            const double call_start_ms = timer_.now_ms();
             run.reference_outputs.push_back(backend.infer(run.samples[*at_sample]));
+            bound_reference_pass(run, *at_sample + 1, timer_.now_ms() - pass_start_ms,
+                                 timer_.now_ms() - call_start_ms);
+          }
           at_sample.reset();
+          if (run.checked_samples < run.samples.size()) note_bounded_pass(run, entry);
           note_reference_warnings(run, entry);
         }
       } else if (config_.correctness_check()) {
         step = PrepareStep::check;
-        OutputCheck verdict = check_outputs(backend, run, at_sample);
+        OutputCheck verdict = check_outputs(backend, run, entry, at_sample);
         entry.precision = verdict.precision;
         entry.reduced_precision = verdict.reduced_precision;
         entry.accuracy = std::move(verdict.accuracy);
         if (!verdict.passed) return fail(entry, step, std::move(verdict.reason));
       }
+    } catch (const CancelledError&) {
+      throw;  // with the report so far (stop_if_cancelled_during)
     } catch (...) {
       std::string cause = failure_text();
       if (at_sample && run.samples.size() > 1) {
@@ -471,16 +487,51 @@ class MinLatencyStrategy {
     return true;
   }
 
+  /// After `done` samples of the baseline's reference pass (`spent_ms` so far, the last call
+  /// `last_call_ms`): outputs are checked only on the samples that fit half the tuning's time
+  /// budget at the last call's pace (at least those done), so that the other half is left for
+  /// the candidates' builds, checks and the measurement.
+  void bound_reference_pass(Run& run, std::size_t done, double spent_ms, double last_call_ms) {
+    const double half_budget_ms = run.profiling.time_budget_ms() / 2.0;
+    if (done >= run.checked_samples || !std::isfinite(half_budget_ms)) return;
+    const double room_ms = std::max(0.0, half_budget_ms - spent_ms);
+    const double more = last_call_ms > 0.0 ? std::floor(room_ms / last_call_ms)
+                                           : std::numeric_limits<double>::infinity();
+    if (more < static_cast<double>(run.checked_samples - done)) {
+      run.checked_samples = done + static_cast<std::size_t>(more);
+    }
+  }
+
+  /// The warning, the baseline's note and the report's checked_samples of a bounded pass.
+  void note_bounded_pass(Run& run, CandidateReport& baseline) {
+    run.report.checked_samples = run.checked_samples;
+    baseline.note = fmt::format(
+        "outputs checked on the first {} of {} samples: the baseline's pass over all of them "
+        "would not fit half the {:.1f} s time budget",
+        run.checked_samples, run.samples.size(), run.profiling.time_budget_ms() / 1000.0);
+    log_.warn(1, baseline.note);
+  }
+
+  /// Ends the tuning between two samples of `entry`'s preparation once a stop was requested:
+  /// its row says so, in the report the CancelledError carries.
+  void stop_if_cancelled_during(Run& run, CandidateReport& entry) {
+    if (!config_.stop_token().stop_requested()) return;
+    entry.status = CandidateStatus::skipped;
+    entry.reason = "not finished: the tuning was cancelled while it was prepared";
+    stop_if_cancelled(run);
+  }
+
   /// A reference the check cannot fully use (NaN, Inf) is a warning on the baseline's row: a
   /// candidate is then checked only where the baseline's outputs are usable.
   void note_reference_warnings(const Run& run, CandidateReport& baseline) {
     for (std::size_t i = 0; i < run.reference_outputs.size(); ++i) {
       const std::string warning = output_checker<B>::reference_warning(run.reference_outputs[i]);
       if (warning.empty()) continue;
-      baseline.note = run.samples.size() > 1
-                          ? fmt::format("sample {} of {}: {}", i, run.samples.size(), warning)
-                          : warning;
-      log_.warn(2, baseline.note);
+      const std::string note = run.samples.size() > 1 ? fmt::format("sample {} of {}: {}", i,
+                                                                    run.samples.size(), warning)
+                                                      : warning;
+      baseline.note = baseline.note.empty() ? note : fmt::format("{}; {}", baseline.note, note);
+      log_.warn(2, note);
       return;  // the first is enough to say the check is weakened
     }
   }
@@ -488,9 +539,11 @@ class MinLatencyStrategy {
   /// Every sample through `candidate`, each output compared with the reference. The verdict's
   /// accuracy is, per output, the worst over the samples. `at_sample` follows the sample being
   /// run, for the reason when a call throws.
-  OutputCheck check_outputs(B& candidate, const Run& run, std::optional<std::size_t>& at_sample) {
+  OutputCheck check_outputs(B& candidate, Run& run, CandidateReport& entry,
+                            std::optional<std::size_t>& at_sample) {
     OutputCheck merged;
-    for (std::size_t i = 0; i < run.samples.size(); ++i) {
+    for (std::size_t i = 0; i < run.checked_samples; ++i) {
+      stop_if_cancelled_during(run, entry);
       at_sample = i;
       const output_type actual = candidate.infer(run.samples[i]);
       const output_type* reference =
