@@ -69,13 +69,20 @@ extern "C" void record_signal(int number) {
 }
 
 void stop_on_signals(std::stop_source source) {
+  // A closed pipe is a failed write (EPIPE), not the end of the process: the JSON report and
+  // the cache are still written, and the exit code says what happened (tune_command).
+  signal(SIGPIPE, SIG_IGN);
   if (pipe(signal_pipe) != 0) return;  // then the signals keep their default action
   struct sigaction action {};
   action.sa_handler = record_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  for (const int number : {SIGINT, SIGTERM}) {
+    // A signal the parent set to be ignored stays ignored (a shell's background job, nohup).
+    struct sigaction inherited {};
+    if (sigaction(number, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
+    sigaction(number, &action, nullptr);
+  }
   std::thread([source]() mutable {
     char byte = 0;
     while (read(signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
@@ -83,6 +90,13 @@ void stop_on_signals(std::stop_source source) {
     source.request_stop();
   }).detach();
 }
+
+/// The first error writing to standard output (EPIPE: its reader went away), 0 while none.
+std::atomic<int> stdout_error{0};
+
+/// Where the report table and the selected line go: standard output, unless `--json -` put the
+/// JSON report there (then standard error, so that standard output is JSON alone).
+std::FILE* report_stream = stdout;
 
 /// Writes to `stream` without ever throwing: a write that fails (the stream closed, a full disk
 /// behind it) is dropped, and the run goes on to its report files and cache (fmt::print would
@@ -93,7 +107,10 @@ template <class... Args>
 void print_to(std::FILE* stream, fmt::format_string<Args...> format, Args&&... args) noexcept {
   try {
     const std::string text = fmt::format(format, std::forward<Args>(args)...);
-    (void)std::fwrite(text.data(), 1, text.size(), stream);
+    if (std::fwrite(text.data(), 1, text.size(), stream) != text.size() && stream == stdout) {
+      int expected = 0;
+      stdout_error.compare_exchange_strong(expected, errno != 0 ? errno : EIO);
+    }
   } catch (...) {  // formatting failed (no memory): nothing to say it with either
   }
 }
@@ -103,9 +120,10 @@ void print_to_stderr(fmt::format_string<Args...> format, Args&&... args) noexcep
   print_to(stderr, format, std::forward<Args>(args)...);
 }
 
+/// The report's lines: on standard output (standard error with `--json -`).
 template <class... Args>
-void print_to_stdout(fmt::format_string<Args...> format, Args&&... args) noexcept {
-  print_to(stdout, format, std::forward<Args>(args)...);
+void print_report(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  print_to(report_stream, format, std::forward<Args>(args)...);
 }
 
 // ---- progress: one updating line on a terminal, plain lines otherwise ---------------------
@@ -241,6 +259,20 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return std::filesystem::weakly_canonical(a, error) == std::filesystem::weakly_canonical(b, error);
 }
 
+/// `--json -`: the JSON report goes to standard output.
+bool is_stdout(const std::filesystem::path& path) {
+  return path == "-";
+}
+
+/// A path that exists and is not a regular file (a FIFO, a character device such as
+/// /dev/stdout): written directly, since it cannot be replaced by a rename.
+bool is_stream_file(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  return !error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+         !std::filesystem::is_directory(status);
+}
+
 /// No output may name an input or another output: `--json MODEL` would overwrite the model,
 /// `--cache MODEL` move it aside, and `--json` equal to `--cache` replace the cache with a
 /// report. A usage error (exit 2) before anything runs.
@@ -252,7 +284,7 @@ void check_paths_apart(const Options& options) {
     inputs.emplace_back("--aoti", file);
   if (options.expect) inputs.emplace_back("--expect", *options.expect);
   std::vector<std::pair<std::string, std::filesystem::path>> outputs;
-  if (options.json) outputs.emplace_back("--json", *options.json);
+  if (options.json && !is_stdout(*options.json)) outputs.emplace_back("--json", *options.json);
   if (options.cache) outputs.emplace_back("--cache", *options.cache);
   if (options.report_dir) {
     for (const char* file : {"report.json", "report.md", "report.svg"})
@@ -436,8 +468,8 @@ Options parse_arguments(int argc, char** argv) {
   const std::string output_group = "Reports and cache";
   app.add_option("--json", json,
                  wrapped("also write the report as JSON (schema in docs/command-line.md); written "
-                         "also when the run "
-                         "fails, with the error"))
+                         "also when the run fails, with the error; - for standard output (the "
+                         "table then goes to standard error)"))
       ->type_name("FILE")
       ->group(output_group);
   app.add_option("--report-dir", report_dir,
@@ -531,6 +563,7 @@ Options parse_arguments(int argc, char** argv) {
   }
   if (app.count("--backends") > 0) {
     for (const std::string_view name : aitune::comma_separated(backends)) {
+      if (name.empty()) throw UsageError{"--backends has an empty name (two commas in a row?)"};
       if (std::find(options.backends.begin(), options.backends.end(), name) !=
           options.backends.end()) {
         throw UsageError{fmt::format("--backends names '{}' twice", name)};
@@ -696,10 +729,43 @@ std::vector<aitune::lt::Sample> make_samples(const Options& options,
 /// failed run's report says as much as was known.
 using Environment = nlohmann::json;
 
+/// Fails now, naming the cause, when the JSON report could not be written at `path`.
+void check_report_writable(const std::filesystem::path& path) {
+  if (is_stdout(path)) return;
+  if (is_stream_file(path)) {
+    if (::access(path.c_str(), W_OK) != 0) {
+      throw aitune::Error(
+          fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    }
+    return;
+  }
+  aitune::check_writable(path);
+}
+
 void write_report(const std::filesystem::path& path, nlohmann::json json,
                   const Environment& environment) {
   json["environment"] = environment;
-  aitune::write_json_file(path, json);
+  const std::string text = aitune::json_text(json, 2) + "\n";
+  if (is_stdout(path)) {
+    print_to(stdout, "{}", text);
+    if (std::fflush(stdout) != 0 || stdout_error.load() != 0) {
+      throw aitune::Error(
+          fmt::format("cannot write the JSON report to standard output: {}",
+                      std::strerror(stdout_error.load() != 0 ? stdout_error.load() : errno)));
+    }
+    return;
+  }
+  if (is_stream_file(path)) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      throw aitune::Error(
+          fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    }
+  } else {
+    aitune::write_text_file(path, text);
+  }
   print_to_stderr("report written to {}\n", path.string());
 }
 
@@ -751,12 +817,12 @@ aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
         fmt::format("the tuned module failed on the sample: {}", lt::summarize_error(error)));
   }
   if (check.passed) {
-    print_to_stdout("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
-                    "{:.0f} % of it)\n",
-                    file.string(), tuned.selected(), policy.tolerance.describe(),
-                    100.0 * worst_error_ratio(check));
+    print_report("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
+                 "{:.0f} % of it)\n",
+                 file.string(), tuned.selected(), policy.tolerance.describe(),
+                 100.0 * worst_error_ratio(check));
   } else {
-    print_to_stdout("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
+    print_report("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
   }
   return check;
 }
@@ -778,7 +844,8 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   const lt::TorchWarningRoute torch_warnings(log);
   if (!options.verbose) lt::set_libtorch_log_level(LogLevel::off);
   // An output that cannot be written fails now, not after the whole tuning.
-  if (options.json) check_writable(*options.json);
+  if (options.json) check_report_writable(*options.json);
+  if (options.json && is_stdout(*options.json)) report_stream = stderr;
   if (options.report_dir) {
     std::error_code error;
     std::filesystem::create_directories(*options.report_dir, error);
@@ -849,7 +916,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
           .set_profiling(profiling)
           .enable_full_errors(options.verbose)
           .enable_peak_reset(true)  // its own process: every backend's peak is worth knowing
-          .set_stop_token(std::move(stop))
+          .set_stop_token(stop)
           .set_sink(log_line)
           .set_log_level(log_level)
           .set_progress([display](const Progress& progress) { display->show(progress); })
@@ -857,6 +924,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   std::optional<TuningCache> cache;
   if (options.cache) {
     cache.emplace(*options.cache);
+    cache->set_stop_token(stop);
     cache->set_lock_timeout(std::chrono::milliseconds(
         static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));
   }
@@ -885,18 +953,18 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                                           .key = std::move(key)});
   const TuneReport& report = tuned.report();
 
-  print_to_stdout("\n{}", render_table(report));
+  print_report("\n{}", render_table(report));
   const CandidateReport* selected = report.selected_candidate();
   const std::string baseline =
       report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
   environment["baseline"] = baseline;
   if (report.baseline_selected) {
-    print_to_stdout("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
+    print_report("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
   } else if (selected != nullptr && selected->speedup) {
-    print_to_stdout("selected {}: {} faster than the baseline {}\n", report.selected,
-                    format_speedup(*selected->speedup), baseline);
+    print_report("selected {}: {} faster than the baseline {}\n", report.selected,
+                 format_speedup(*selected->speedup), baseline);
   } else {
-    print_to_stdout("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
+    print_report("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }
 
   nlohmann::json json = to_json(report, {.raw_samples = options.raw_samples});
@@ -957,19 +1025,32 @@ int tune_command(int argc, char** argv) {
     stop_on_signals(stop);
     const int code = run(options, environment, stop.get_token());
     // The report on standard output is the run's result: one that could not be written (a full
-    // device; a closed pipe ends the process with SIGPIPE instead) fails it, after the JSON
-    // report and the cache are written.
+    // device: 1; a closed pipe: 141, as SIGPIPE would have) fails it, after the JSON report and
+    // the cache are written.
+    int failed_write = stdout_error.load();
     if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      failed_write = failed_write != 0 ? failed_write : (errno != 0 ? errno : EIO);
+    }
+    if (failed_write != 0) {
       print_to_stderr("aitune-tune: error: the report could not be written to standard output: "
                       "{}\n",
-                      std::strerror(errno));
-      return code == 0 ? 1 : code;
+                      std::strerror(failed_write));
+      if (code != 0) return code;
+      return failed_write == EPIPE ? 128 + SIGPIPE : 1;
+    }
+    // A signal that came once the decision was made (while it was stored): everything is
+    // written, and the exit code still says the run was interrupted.
+    if (const int number = received_signal.load(); number != 0 && code == 0) {
+      print_to_stderr("aitune-tune: interrupted by {} after the decision: the reports and the "
+                      "cache are written\n",
+                      number == SIGTERM ? "SIGTERM" : "SIGINT");
+      return 128 + number;
     }
     return code;
   } catch (const UsageError& error) {
     if (error.message.empty()) {
-      print_to_stdout("{}", error.help);
-      return 0;
+      print_to(stdout, "{}", error.help);
+      return std::fflush(stdout) == 0 && std::ferror(stdout) == 0 ? 0 : 1;
     }
     print_to_stderr("aitune-tune: {}\n\n{}(aitune-tune --help lists every option)\n", error.message,
                     usage_lines);
@@ -986,7 +1067,7 @@ int tune_command(int argc, char** argv) {
     write_failed_report(options, environment, message, error.report());
     return 128 + (number != 0 ? number : SIGINT);
   } catch (const aitune::NoCorrectBackendError& error) {
-    if (error.report()) print_to_stdout("\n{}", aitune::render_table(*error.report()));
+    if (error.report()) print_report("\n{}", aitune::render_table(*error.report()));
     print_to_stderr("aitune-tune: error: {}\n", error.what());
     write_failed_report(options, environment, error.what(), error.report());
     return 1;

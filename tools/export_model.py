@@ -339,7 +339,7 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             failed.append(name)
     extra = {"aitune.json": json.dumps({
         "aoti": recorded, "torch": torch.__version__,
-        "inputs": [{"name": n, "spec": s.text} if s.text else {"name": n}
+        "inputs": [{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {})}
                    for n, s in zip(names, specs)],
         "outputs_converted": converted})}
     write_atomically(out, lambda tmp: package_pt2(

@@ -6,6 +6,9 @@
 set -u
 tune=$1 model=$2 signal=$3 wait_for=$4 dir=$5
 rm -rf "$dir" && mkdir -p "$dir"
+# Job control on: a non-interactive shell starts a background job with SIGINT ignored, and
+# aitune-tune keeps a signal its parent ignores (as nohup expects).
+set -m
 "$tune" "$model" --input 1x3x224x224 --backends frozen,optimized --time-budget 600 \
   --json "$dir/report.json" >"$dir/output.txt" 2>&1 &
 pid=$!

@@ -63,6 +63,30 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
+namespace detail {
+
+/// When `sample`'s tensors differ in shape from the inputs the archive `package` (the model's
+/// own) was exported for: a sentence saying so, to follow a failed first run. AOTInductor
+/// checks shapes only in a line of its own on standard error; the error it throws names none.
+/// Empty when the shapes match or the archive recorded none (tools/export_model.py records them).
+inline std::string export_shapes_hint(const Model& model, const std::filesystem::path& package,
+                                      const Sample& sample) {
+  if (!model.archive || model.archive->path != package) return {};
+  const std::vector<std::string>& shapes = model.archive->input_shapes;
+  if (shapes.size() != sample.size()) return {};
+  bool differs = false;
+  for (std::size_t i = 0; i < shapes.size() && !differs; ++i) {
+    if (shapes[i].empty() || !sample[i].isTensor()) return {};
+    differs = shapes[i] != fmt::format("{}", fmt::join(sample[i].toTensor().sizes(), "x"));
+  }
+  if (!differs) return {};
+  return fmt::format(" (the archive was exported for inputs {}: an AOTInductor model runs only "
+                     "at the shapes it was compiled for, unless exported with dynamic shapes)",
+                     fmt::join(shapes, " "));
+}
+
+}  // namespace detail
+
 class AOTInductor : public BackendLifecycle<AOTInductor> {
  public:
   using model_type = Model;
@@ -140,7 +164,10 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #if AITUNE_HAS_AOTI
     std::error_code error;
     if (!std::filesystem::is_regular_file(package_, error)) {
-      throw Error(fmt::format("AOTInductor package '{}' does not exist", package_.string()));
+      throw Error(fmt::format("AOTInductor package '{}' {}", package_.string(),
+                              std::filesystem::exists(package_, error)
+                                  ? "is not a file (a .pt2 archive)"
+                                  : "does not exist"));
     }
     if (model.archive && model.archive->path == package_) {
       for (const auto& other : model.archive->aoti_models) {
@@ -195,8 +222,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
         (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front());
       } catch (const std::exception& cause) {
         loader_.reset();
-        throw Error(
-            fmt::format("running the first sample failed: {}", detail::summarize_error(cause)));
+        throw Error(fmt::format("running the first sample failed: {}{}",
+                                detail::summarize_error(cause),
+                                detail::export_shapes_hint(model, package_, samples.front())));
       }
     }
 #else

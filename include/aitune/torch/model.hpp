@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -50,6 +51,10 @@ struct Pt2Archive {
   /// The programs' input names, in order, as tools/export_model.py recorded them (empty for
   /// archives made by other tools).
   std::vector<std::string> input_names{};
+  /// The shapes of the inputs it was exported for (`1x3x224x224`), in the same order, as
+  /// tools/export_model.py recorded them; empty for archives made by other tools, and an empty
+  /// shape for an input it did not record.
+  std::vector<std::string> input_shapes{};
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
@@ -146,6 +151,23 @@ inline std::string name_under(std::string_view record, std::string_view prefix,
   return std::string(record);
 }
 
+namespace detail {
+
+/// An input's shape as tools/export_model.py records it (`"shape": [1, 3, 224, 224]`), as
+/// `1x3x224x224`; empty when it recorded none.
+inline std::string recorded_shape(const nlohmann::json& input) {
+  const auto shape = input.is_object() ? input.find("shape") : input.end();
+  if (shape == input.end() || !shape->is_array() || shape->empty()) return {};
+  std::string text;
+  for (const auto& size : *shape) {
+    if (!size.is_number_integer()) return {};
+    text += (text.empty() ? "" : "x") + std::to_string(size.get<std::int64_t>());
+  }
+  return text;
+}
+
+}  // namespace detail
+
 /// Reads what a PT2 archive holds; nullopt when `path` is a zip file of another kind (such as a
 /// TorchScript file). Throws c10::Error when it is no zip file at all.
 inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& path) {
@@ -182,6 +204,7 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
       for (const auto& input : variants["inputs"]) {
         const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
         archive.input_names.push_back(named ? input["name"].get<std::string>() : std::string());
+        archive.input_shapes.push_back(detail::recorded_shape(input));
       }
     }
   }
