@@ -938,13 +938,20 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   std::optional<nlohmann::json> key;
   if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
   const bool cached = key && cache->find(*key, log);
-  if (has_baseline && !cached) try {
+  if (has_baseline && !cached) {
+    std::string probed = "baseline";
+    try {
       lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
+      probed = fmt::format("baseline {}", probe.describe());
       probe.build(model, samples);
     } catch (const std::exception& error) {
-      throw Error(fmt::format("model '{}' cannot take the inputs {}: {}", options.model.string(),
-                              fmt::join(shapes, " "), lt::summarize_error(error)));
+      // Loading (a weight missing from the archive) and running fail alike here: the cause says
+      // which, and the message blames neither the inputs nor the file.
+      throw Error(fmt::format("model '{}' with the inputs {}: its {} failed to load or run: {}",
+                              options.model.string(), fmt::join(shapes, " "), probed,
+                              lt::summarize_error(error)));
     }
+  }
 
   const lt::TunedModule tuned = lt::tune(model, samples,
                                          {.candidates = std::move(candidates),

@@ -37,7 +37,7 @@ grep -q '^selected ' "$dir/stdout.err" || failed "--json -: the selected line is
 
 # --json FIFO: written directly (a FIFO cannot be replaced by a rename).
 mkfifo "$dir/fifo"
-cat "$dir/fifo" >"$dir/fifo.json" &
+timeout 120 cat "$dir/fifo" >"$dir/fifo.json" &  # a run that replaced the FIFO never opens it
 reader=$!
 run --json "$dir/fifo" >/dev/null 2>"$dir/fifo.err" || failed "--json FIFO: exit $?: $(tail -n 2 "$dir/fifo.err")"
 wait "$reader"
@@ -55,12 +55,15 @@ test -s "$dir/pipe.json" || failed "closed pipe: no JSON report"
 # D18: SIGINT ignored by the parent stays ignored.
 (
   trap '' INT
-  exec "$tune" "$model" --input 1x3x64x64 --time-budget 3 --backends frozen \
+  exec "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen \
     >"$dir/ignored.txt" 2>&1
 ) &
 pid=$!
-sleep 2
-kill -INT "$pid" 2>/dev/null
+for _ in $(seq 1 600); do  # until the measurement runs, as a signal during a tuning
+  grep -q 'measuring' "$dir/ignored.txt" && break
+  sleep 0.1
+done
+kill -INT "$pid" || failed "an inherited SIG_IGN for SIGINT: the run had ended before the signal"
 wait "$pid"
 code=$?
 [ "$code" = 0 ] || failed "an inherited SIG_IGN for SIGINT: exit $code, expected 0 (the signal ignored)"

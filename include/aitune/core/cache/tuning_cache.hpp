@@ -92,6 +92,10 @@ inline constexpr std::string_view tuning_cache_kind = "aitune-tuning-cache";
 /// tuning stands, its decision not stored).
 inline constexpr std::chrono::milliseconds default_cache_lock_timeout{10'000};
 
+/// The shortest key TuningCache::set_key and a key file take: an HMAC key much shorter than
+/// its 32-byte output can be guessed.
+inline constexpr std::size_t min_cache_key_bytes = 16;
+
 /// How many entries a cache keeps by default: a store beyond it drops the oldest (by `created`),
 /// so that a cache shared for years does not grow without end (each start-up reads it whole).
 inline constexpr std::size_t default_max_cache_entries = 1000;
@@ -200,12 +204,14 @@ class TuningCache {
   }
   TuningCache& operator=(const TuningCache&) = delete;
 
-  /// Signs the entries stored from now on with `key` (its bytes, at least 16), and trusts the
-  /// stored outputs only of entries signed with it. Never logged. Set it before the cache is
-  /// shared with other threads.
+  /// Signs the entries stored from now on with `key` (its bytes, min_cache_key_bytes at least),
+  /// and trusts the stored outputs only of entries signed with it. Never logged. Set it before
+  /// the cache is shared with other threads.
   TuningCache& set_key(std::string key) {
-    if (key.size() < 16) {
-      throw ConfigError("a tuning cache key needs at least 16 bytes (32 random bytes are best)");
+    if (key.size() < min_cache_key_bytes) {
+      throw ConfigError(
+          fmt::format("a tuning cache key needs at least {} bytes (32 random bytes are best)",
+                      min_cache_key_bytes));
     }
     key_ = std::move(key);
     return *this;
@@ -256,10 +262,10 @@ class TuningCache {
     std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     while (!key.empty() && (key.back() == '\n' || key.back() == '\r'))
       key.pop_back();  // a key written by echo keeps working
-    if (!in || key.size() < 16) {
+    if (!in || key.size() < min_cache_key_bytes) {
       throw ConfigError(fmt::format("the tuning cache key file '{}' holds no usable key (at "
-                                    "least 16 bytes)",
-                                    file.string()));
+                                    "least {} bytes)",
+                                    file.string(), min_cache_key_bytes));
     }
     return key;
   }
