@@ -8,7 +8,8 @@
 # (AITUNE_CACHE_KEY_FILE), which the forger does not hold, so the signature fails too.
 # A nested cache (D2): 150 000 levels of [[...]] are one warning; the run exits 0 with its
 # report, the file is moved aside and replaced, and no temporary file is left. A lock held by
-# another writer (D4) is waited for --cache-lock-timeout, then one warning and exit 0.
+# another writer (D4) is waited for --cache-lock-timeout, then one warning and exit 0; a SIGINT
+# while it waits ends the wait at once (exit 130, the report written, nothing stored).
 set -u
 tune=$1 model=$2 python=$3 dir=$4
 rm -rf "$dir" && mkdir -p "$dir"
@@ -85,13 +86,35 @@ for _ in $(seq 50); do grep -q held "$dir/holder.txt" && break; sleep 0.1; done
 "$tune" "$model" --input 1x3x64x64 --time-budget 2 --backends frozen --cache "$locked" \
   --cache-lock-timeout 1 >"$dir/locked.txt" 2>&1
 code=$?
-kill "$holder"
 echo "--- locked: exit $code, $(selected "$dir/locked.txt")"
 [ "$code" -eq 0 ] || failed "locked: exit $code"
 grep -q "is held by another process (waited 1.0 s)" "$dir/locked.txt" ||
   failed "locked: no warning naming the lock"
 [ -n "$(selected "$dir/locked.txt")" ] || failed "locked: no report"
 [ -e "$locked" ] && failed "locked: stored without the lock"
+# SIGINT while the store waits for that lock (60 s allowed) ends the wait at once: exit 130,
+# the report written, the decision not stored. (Job control on: else a background job starts
+# with SIGINT ignored, and aitune-tune keeps it so.)
+set -m
+"$tune" "$model" --input 1x3x64x64 --time-budget 2 --backends frozen --cache "$locked" \
+  --cache-lock-timeout 60 --json "$dir/interrupted.json" >"$dir/interrupted.txt" 2>&1 &
+waiter=$!
+set +m
+for _ in $(seq 300); do grep -q 'progress: done' "$dir/interrupted.txt" && break; sleep 0.1; done
+sleep 0.5
+sent=$(date +%s)
+kill -INT "$waiter"
+wait "$waiter"
+code=$?
+waited=$(($(date +%s) - sent))
+kill "$holder"
+echo "--- interrupted while waiting for the lock: exit $code after $waited s"
+[ "$code" -eq 130 ] || failed "interrupted lock wait: exit $code, expected 130"
+[ "$waited" -le 5 ] || failed "interrupted lock wait: $waited s to stop"
+grep -q "the wait for the lock .* was interrupted" "$dir/interrupted.txt" ||
+  failed "interrupted lock wait: no warning saying so"
+test -s "$dir/interrupted.json" || failed "interrupted lock wait: no JSON report"
+[ -e "$locked" ] && failed "interrupted lock wait: stored without the lock"
 [ -z "$(find "$dir" -name '*.tmp')" ] || failed "temporary files left"
 [ "$fail" -eq 0 ] && echo "PASS"
 exit $fail

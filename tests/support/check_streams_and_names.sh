@@ -31,7 +31,7 @@ ls "$dir" | grep -q '\.tmp$' && failed "odd name: temporary files left: $(ls "$d
 
 # --json -: standard output is the JSON report alone.
 run --json - >"$dir/stdout.json" 2>"$dir/stdout.err" || failed "--json -: exit $?"
-"$python" -c 'import json,sys; assert json.load(open(sys.argv[1]))["selected"]' "$dir/stdout.json" \
+"$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["selected"] and r["environment"]["model_load_ms"] > 0' "$dir/stdout.json" \
   || failed "--json -: standard output is not the JSON report alone: $(head -c 300 "$dir/stdout.json")"
 grep -q '^selected ' "$dir/stdout.err" || failed "--json -: the selected line is not on standard error"
 
