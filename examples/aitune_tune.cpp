@@ -1050,11 +1050,12 @@ int tune_command(int argc, char** argv) {
       if (code != 0) return code;
       return failed_write == EPIPE ? 128 + SIGPIPE : 1;
     }
-    // A signal that came once the decision was made (while it was stored): everything is
-    // written, and the exit code still says the run was interrupted.
+    // A signal that came once the decision was made (while it was stored, or waited for the
+    // cache's lock, which the signal ends): the reports are written, and the exit code still
+    // says the run was interrupted.
     if (const int number = received_signal.load(); number != 0 && code == 0) {
-      print_to_stderr("aitune-tune: interrupted by {} after the decision: the reports and the "
-                      "cache are written\n",
+      print_to_stderr("aitune-tune: interrupted by {} after the decision: the reports are "
+                      "written (the log above says whether the cache is)\n",
                       number == SIGTERM ? "SIGTERM" : "SIGINT");
       return 128 + number;
     }
