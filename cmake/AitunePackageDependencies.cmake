@@ -79,6 +79,21 @@ macro(aitune_find_torch)
       set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
                                                         AITUNE_WITH_CUDA=0)
     endif()
+    # A PyPI wheel's CUDA libraries (cuDNN, NCCL, the CUDA runtime) come in nvidia/*/lib beside
+    # it, found at run time through libtorch_cuda's RPATH. They go first on the program's run
+    # path too, so that the linker resolves libtorch_cuda's needs with the libraries that will
+    # run (a wheel built for CUDA 13.2 needs newer NCCL symbols than the 13.0 toolkit's), and the
+    # program loads the same CUDA runtime as LibTorch.
+    if(AITUNE_TORCH_HAS_CUDA)
+      get_filename_component(_aitune_site "${Torch_DIR}/../../../.." ABSOLUTE)
+      file(GLOB _aitune_wheel_cuda_dirs LIST_DIRECTORIES true "${_aitune_site}/nvidia/*/lib")
+      if(_aitune_wheel_cuda_dirs)
+        list(SORT _aitune_wheel_cuda_dirs)
+        string(JOIN ":" _aitune_wheel_cuda_path ${_aitune_wheel_cuda_dirs})
+        set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_LINK_OPTIONS
+                                                          "LINKER:-rpath,${_aitune_wheel_cuda_path}")
+      endif()
+    endif()
     set(AITUNE_TORCH_SHIPS_FMT OFF)
     foreach(_aitune_dir IN LISTS TORCH_INCLUDE_DIRS)
       if(EXISTS "${_aitune_dir}/fmt/format.h")
