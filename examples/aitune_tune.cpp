@@ -883,10 +883,13 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));
-  if (candidates.empty()) {
-    throw Error(fmt::format("'{}' holds no AOTInductor model to try against the native runtime: "
+  // An archive whose only AOTInductor model is its baseline (no native runtime) still tunes: the
+  // report and --expect say how that model runs.
+  if (candidates.empty() && lt::aoti_baseline_of(model) == nullptr) {
+    throw Error(fmt::format("'{}' holds no AOTInductor model to try against its baseline {}: "
                             "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
-                            options.model.string()));
+                            options.model.string(),
+                            lt::AnyBackend::make_baseline(model).describe()));
   }
   if (!options.precisions.empty()) {
     try {
@@ -905,9 +908,28 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   environment["inputs"] = shapes;
 
   if (model.is_exported() && !lt::NativeRuntime::available()) {
-    throw Error(fmt::format("'{}' is a torch.export archive, whose baseline runs on LibTorch's "
-                            "native runtime: that needs LibTorch 2.9 or newer; this build has {}",
-                            options.model.string(), lt::libtorch_version()));
+    const lt::AotiModelInfo* compiled = lt::aoti_baseline_of(model);
+    if (compiled == nullptr) {
+      throw Error(fmt::format(
+          "'{}' is a torch.export archive with no AOTInductor model, and its ExportedProgram runs "
+          "on LibTorch's native runtime, which LibTorch {} does not have (2.9 to 2.11 do): add "
+          "AOTInductor models with tools/export_model.py --variants",
+          options.model.string(), lt::libtorch_version()));
+    }
+    log.warn(0,
+             fmt::format("LibTorch {} has no native runtime to run the ExportedProgram: the "
+                         "baseline is the archive's first AOTInductor model, {}, and the "
+                         "candidates are checked against it, not against eager PyTorch (--expect "
+                         "checks against eager PyTorch's outputs: tools/export_model.py "
+                         "--save-io)",
+                         lt::libtorch_version(), compiled->name));
+  }
+  // With no candidate (an archive whose only AOTInductor model is its baseline) the baseline is
+  // the answer, which only a measured baseline can be: --no-validation has nothing to skip.
+  const bool validation = options.validation || candidates.empty();
+  if (validation != options.validation) {
+    log.info(0, "--no-validation: there is no candidate to hand back instead of the baseline, so "
+                "the baseline is measured");
   }
   ProfilingConfig profiling;
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
@@ -915,7 +937,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   if (options.stable) profiling.set_stop_rule(StableWindow());
   const auto config =
       StrategyConfig{}
-          .enable_performance_validation(options.validation)
+          .enable_performance_validation(validation)
           .set_decision(DecisionConfig{}.set_rule(
               options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
           .set_profiling(profiling)
@@ -939,7 +961,8 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
   // holds was tuned on these very shapes (the key covers them), and its rebuilt choice is
   // checked on the samples: the probe would only add a baseline build to the hit.
-  const bool has_baseline = !model.is_exported() || model.archive->main_program().has_value();
+  const bool has_baseline = !model.is_exported() || lt::aoti_baseline_of(model) != nullptr ||
+                            model.archive->main_program().has_value();
   std::optional<nlohmann::json> key;
   if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
   const bool cached = key && cache->find(*key, log);

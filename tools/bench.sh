@@ -37,40 +37,42 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci --target "${targets[@]}"
 out=build/ci/bench
 mkdir -p "$out"
-make_models() { .venv/bin/python tools/make_models.py --out models "$@"; }
+# One folder per torch version: AOTInductor archives compiled by one are refused by another.
+models="models/$(.venv/bin/python -c 'import torch; print(torch.__version__.split("+")[0])')"
+make_models() { .venv/bin/python tools/make_models.py --out "$models" "$@"; }
 case "$which" in
   selection)
     "$out/aitune-bench-selection" --tunings 2000 --json "$out/selection.json"
     make_models mobilenet_v3_small
-    "$out/aitune-bench-selection-real" models/mobilenet_v3_small.pt 1x3x224x224 --runs 10 \
+    "$out/aitune-bench-selection-real" "$models/mobilenet_v3_small.pt" 1x3x224x224 --runs 10 \
       --budget-s 20 --json "$out/selection_real.json" ;;
   ties)
     make_models squeezenet1_1 resnet18
-    "$out/aitune-bench-ties" --models-dir models --runs 10 --json "$out/ties.json" ;;
+    "$out/aitune-bench-ties" --models-dir "$models" --runs 10 --json "$out/ties.json" ;;
   models)
     five=(resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder)
     make_models "${five[@]}"
     make_models --format pt2 --variants default,freezing,max_autotune,bf16 "${five[@]}"
-    "$out/aitune-bench-models" --models-dir models --json "$out/models.json" ;;
+    "$out/aitune-bench-models" --models-dir "$models" --json "$out/models.json" ;;
   overhead)
     "$out/aitune-bench-overhead" "$out/overhead.json" ;;
   memory)
     make_models squeezenet1_1
-    "$out/aitune-bench-memory" --models-dir models --runs 4 --json "$out/memory.json" ;;
+    "$out/aitune-bench-memory" --models-dir "$models" --runs 4 --json "$out/memory.json" ;;
   real)
     shift
-    .venv/bin/python tools/bench_real.py --tune build/ci/examples/aitune-tune --out models/real \
+    .venv/bin/python tools/bench_real.py --tune build/ci/examples/aitune-tune --out "$models/real" \
       --variants default,freezing --json "$out/real.json" "$@" ;;
   serving)
     make_models --format pt2 --variants default,freezing mobilenet_v3_small
-    "$out/aitune-bench-serving" models/mobilenet_v3_small.pt2 --input 1x3x224x224 \
+    "$out/aitune-bench-serving" "$models/mobilenet_v3_small.pt2" --input 1x3x224x224 \
       --threads 1,2,4 --requests 200 --repeats 3 --json "$out/serving.json" ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \
                 "resnet18 frozen optimized" "efficientnet_b0 optimized bf16"; do
       set -- $spec
-      "$out/aitune-bench-latency-trace" "models/$1.pt" 1x3x224x224 "$2" "$3" 400 \
+      "$out/aitune-bench-latency-trace" "$models/$1.pt" 1x3x224x224 "$2" "$3" 400 \
         "$out/trace_$1.json"
     done ;;
 esac

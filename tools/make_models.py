@@ -14,8 +14,9 @@ import argparse
 import os
 import sys
 
-# PyTorch deprecated Python's torch.jit in 2.11 (a warning there); an upstream change makes it an
-# error from 2.14 unless this variable is set. Tracing is what the TorchScript files are for.
+# PyTorch deprecated Python's torch.jit in 2.11: a FutureWarning in 2.11 to 2.15. A proposed
+# upstream change (not in 2.15) makes it an error unless this variable is set. Tracing is what the
+# TorchScript files are for.
 os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I promise to migrate by 2.15")
 
 import torch  # noqa: E402

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian 12 machine: installs what is missing (Debian packages;
-# PyTorch 2.x from PyPI into .venv), then configures, builds and runs ctest on both platforms:
-# the primary one (preset ci: PyTorch 2.x from .venv) and the oldest supported one (preset
-# ci-libtorch1.13: Debian's LibTorch 1.13), then the CPU suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer (tools/sanitize.sh address). AITUNE_PRESETS="ci" runs only the
-# first preset; AITUNE_SANITIZE=0 skips the sanitizer run.
+# the tested PyTorch versions from PyPI into .venv/ and .venv-2.15/), then configures, builds and
+# runs ctest on each platform:
+#   ci               PyTorch 2.11 (the GPU machine's, the primary platform): every test
+#   ci-2.15          PyTorch 2.15 (PyPI's newest): every test that depends on the LibTorch
+#   ci-libtorch1.13  Debian's LibTorch 1.13 (the oldest supported): the same
+# then the CPU suite again on 2.11 under AddressSanitizer and UndefinedBehaviorSanitizer
+# (tools/sanitize.sh address). Prints what each step took. AITUNE_PRESETS="ci" runs only the
+# presets named; AITUNE_SANITIZE=0 skips the sanitizer run. docs/platforms.md says why CI runs
+# what it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
-tools/setup-venv.sh
-for preset in ${AITUNE_PRESETS:-ci ci-libtorch1.13}; do
+presets="${AITUNE_PRESETS:-ci ci-2.15 ci-libtorch1.13}"
+times=()
+step() {  # step NAME COMMAND...: runs it and keeps how long it took
+  local start=$SECONDS
+  "${@:2}"
+  times+=("$(printf '%-22s %5d s' "$1" $((SECONDS - start)))")
+}
+step "Debian packages" tools/install-deps.sh
+step "venv 2.11" tools/setup-venv.sh 2.11  # the primary presets' and the sanitizer run's
+if [[ " $presets " == *" ci-2.15 "* ]]; then
+  step "venv 2.15" tools/setup-venv.sh 2.15
+fi
+for preset in $presets; do
   echo "== preset $preset"
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset"
-  ctest --preset "$preset"
+  step "$preset configure" cmake --preset "$preset" >/dev/null
+  step "$preset build" cmake --build --preset "$preset"
+  step "$preset ctest" ctest --preset "$preset"
 done
 if [ "${AITUNE_SANITIZE:-1}" != 0 ]; then
-  tools/sanitize.sh address
+  step "sanitize (address)" tools/sanitize.sh address
 fi
+echo "== what each step took (total $SECONDS s)"
+printf '  %s\n' "${times[@]}"

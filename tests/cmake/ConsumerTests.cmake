@@ -33,32 +33,37 @@ function(aitune_add_consumer_test name)
   endif()
 endfunction()
 
-aitune_add_consumer_test("find_package (build tree)" DIR find-package-build-tree
-                         OPTIONS "-DAITUNE_CONSUME=find_package" "-Daitune_DIR=${PROJECT_BINARY_DIR}")
-
 add_test(NAME "packaging: install tree"
          COMMAND "${CMAKE_COMMAND}" --install "${PROJECT_BINARY_DIR}" --prefix "${install_prefix}")
 set_tests_properties("packaging: install tree" PROPERTIES FIXTURES_SETUP aitune_install_tree
                                                           LABELS packaging)
-# The examples an integrator starts from come with the package.
-add_test(NAME "packaging: the install tree holds the README's server and the other examples"
-         COMMAND "${CMAKE_COMMAND}" -E cat "${install_prefix}/share/aitune/examples/minimal_server.cpp"
-                 "${install_prefix}/share/aitune/examples/inference_server.cpp"
-                 "${install_prefix}/share/aitune/examples/counted_backend.hpp")
-set_tests_properties("packaging: the install tree holds the README's server and the other examples"
-                     PROPERTIES LABELS packaging FIXTURES_REQUIRED aitune_install_tree
-                                PASS_REGULAR_EXPRESSION "lt::tune\\(model, samples.*class CountedBackend")
-aitune_add_consumer_test("find_package (install tree)" DIR find-package-install-tree
-                         OPTIONS "-DAITUNE_CONSUME=find_package"
-                                 "-DCMAKE_PREFIX_PATH=${install_prefix}"
-                         FIXTURES aitune_install_tree)
 
-aitune_add_consumer_test("add_subdirectory" DIR add-subdirectory
-                         OPTIONS "-DAITUNE_CONSUME=add_subdirectory"
-                                 "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
-aitune_add_consumer_test("FetchContent" DIR fetchcontent
-                         OPTIONS "-DAITUNE_CONSUME=fetchcontent"
-                                 "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+# The torch-free consumers: the primary preset's (see AITUNE_TEST_LIBTORCH_ONLY).
+if(NOT AITUNE_TEST_LIBTORCH_ONLY)
+  aitune_add_consumer_test("find_package (build tree)" DIR find-package-build-tree
+                           OPTIONS "-DAITUNE_CONSUME=find_package"
+                                   "-Daitune_DIR=${PROJECT_BINARY_DIR}")
+  # The examples an integrator starts from come with the package.
+  add_test(NAME "packaging: the install tree holds the README's server and the other examples"
+           COMMAND "${CMAKE_COMMAND}" -E cat
+                   "${install_prefix}/share/aitune/examples/minimal_server.cpp"
+                   "${install_prefix}/share/aitune/examples/inference_server.cpp"
+                   "${install_prefix}/share/aitune/examples/counted_backend.hpp")
+  set_tests_properties("packaging: the install tree holds the README's server and the other examples"
+                       PROPERTIES LABELS packaging FIXTURES_REQUIRED aitune_install_tree
+                                  PASS_REGULAR_EXPRESSION "lt::tune\\(model, samples.*class CountedBackend")
+  aitune_add_consumer_test("find_package (install tree)" DIR find-package-install-tree
+                           OPTIONS "-DAITUNE_CONSUME=find_package"
+                                   "-DCMAKE_PREFIX_PATH=${install_prefix}"
+                           FIXTURES aitune_install_tree)
+
+  aitune_add_consumer_test("add_subdirectory" DIR add-subdirectory
+                           OPTIONS "-DAITUNE_CONSUME=add_subdirectory"
+                                   "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  aitune_add_consumer_test("FetchContent" DIR fetchcontent
+                           OPTIONS "-DAITUNE_CONSUME=fetchcontent"
+                                   "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endif()
 
 # A consumer of the LibTorch layer, against the install tree and the LibTorch this build found
 # (in the primary build, the wheel's, with CUDA and its own fmt headers).

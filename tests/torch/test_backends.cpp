@@ -568,7 +568,10 @@ TEST_CASE("LibTorch strategies time with DeviceTimer: the host clock on the CPU"
   }
 }
 
-TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[exported]") {
+TEST_CASE("The native runtime runs where LibTorch has it (2.9 to 2.11) and says so elsewhere",
+          "[exported]") {
+  const int version = TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR;
+  CHECK(NativeRuntime::available() == (version >= 209 && version < 212));
   NativeRuntime backend;
   if (NativeRuntime::available()) {
     // It runs archives only: a TorchScript model is refused with the reason.
@@ -578,7 +581,18 @@ TEST_CASE("The native runtime needs LibTorch 2.9 and says so on older ones", "[e
   }
   Model model;
   model.archive = Pt2Archive{"model.pt2", {"model"}, {}};
-  CHECK_THROWS_WITH(backend.build(model, one_image()), Catch::Contains("needs LibTorch 2.9"));
+  CHECK_THROWS_WITH(backend.build(model, one_image()),
+                    Catch::Contains("is in LibTorch 2.9 to 2.11 only; this build has LibTorch " +
+                                    lt::libtorch_version()));
+  // Without it an archive's baseline is its first AOTInductor model; with none, the native
+  // runtime still, whose build then says why.
+  model.archive->aoti_models = {AotiModelInfo{"aoti_default"}, AotiModelInfo{"aoti_freezing"}};
+  CHECK(AnyBackend::make_baseline(model).describe() == "AOTInductor(model.pt2:aoti_default)");
+  const auto candidates = default_candidates(model);
+  REQUIRE(candidates.size() == 1);
+  CHECK(candidates[0].describe() == "AOTInductor(model.pt2:aoti_freezing)");
+  model.archive->aoti_models.clear();
+  CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
 }
 
 #if AITUNE_TEST_EXPORTED
@@ -616,32 +630,42 @@ TEST_CASE("A .pt2 archive is read: its program and its AOTInductor models", "[ex
     CHECK(compiled[2].name == "aoti_bf16");
     CHECK(compiled[2].precision == "bf16");
   }
-  // Its baseline is the native runtime, and its default candidates the compiled models.
-  CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+  // Its baseline is the native runtime, and its default candidates the compiled models; without
+  // the native runtime the first compiled model is the baseline and the others the candidates.
   const auto candidates = default_candidates(model);
-  REQUIRE(candidates.size() == compiled.size());
-  CHECK(candidates[1].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
+  if (NativeRuntime::available()) {
+    CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+    REQUIRE(candidates.size() == compiled.size());
+    CHECK(candidates[1].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
+  } else {
+    CHECK(AnyBackend::make_baseline(model).describe() ==
+          "AOTInductor(squeezenet1_1.pt2:aoti_default)");
+    REQUIRE(candidates.size() == compiled.size() - 1);
+    CHECK(candidates[0].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
+  }
   // TorchScript backends refuse it with the reason.
   TorchScriptFrozen frozen;
   CHECK_THROWS_WITH(frozen.build(model, squeezenet_samples()),
                     Catch::Contains("is a torch.export archive"));
 }
 
-TEST_CASE("The native runtime computes what TorchScript eager computes for the same weights",
+TEST_CASE("A .pt2's baseline computes what TorchScript eager computes for the same weights",
           "[exported]") {
-  // make_models.py traces and exports the same seeded weights.
+  // make_models.py traces and exports the same seeded weights. The baseline is the native
+  // runtime, or without one the first AOTInductor model: either must match eager.
   const Model exported = load_model(exported_squeezenet());
   const Model traced = load_model(models_dir() / "squeezenet1_1.pt");
   const auto samples = squeezenet_samples();
-  NativeRuntime native;
-  native.build(exported, samples);
+  AnyBackend baseline = AnyBackend::make_baseline(exported);
+  baseline.build(exported, samples);
   const c10::IValue expected = eager_output(traced.module, samples[0]);
-  const OutputCheck check = compare_outputs(&expected, native.infer(samples[0]), OutputPolicy{});
-  INFO(check.reason);
+  const OutputCheck check =
+      compare_outputs(&expected, baseline.infer(samples[0]), baseline.output_policy());
+  INFO(baseline.describe() << ": " << check.reason);
   CHECK(check.passed);
 }
 
-TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates checked and timed",
+TEST_CASE("A .pt2 model tunes: its baseline, AOTInductor candidates checked and timed",
           "[exported]") {
   const Model model = load_model(exported_squeezenet());
   const auto samples = squeezenet_samples();
@@ -650,8 +674,9 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
       tune(model, samples, {.config = quick_config().enable_performance_validation(false)});
   const TuneReport& report = tuned.report();
   REQUIRE(report.baseline);
-  CHECK(report.baseline->backend == "NativeRuntime(model)");
+  CHECK(report.baseline->backend == AnyBackend::make_baseline(model).describe());
   CHECK(report.baseline->status == CandidateStatus::ok);
+  CHECK(report.candidates.size() == default_candidates(model).size());
   // Every variant passes the value check: each computes what the baseline does (a packaging
   // mix-up that put one variant's code under another's name would fail here).
   for (const auto& candidate : report.candidates) {
@@ -661,9 +686,9 @@ TEST_CASE("A .pt2 model tunes: native-runtime baseline, AOTInductor candidates c
   }
   // The tuned module answers as the baseline does, and refuses another shape with an
   // aitune::Error (a compiled model would read out of bounds), never a crash.
-  NativeRuntime native;
-  native.build(model, samples);
-  const c10::IValue expected = native.infer(samples[0]);
+  AnyBackend baseline = AnyBackend::make_baseline(model);
+  baseline.build(model, samples);
+  const c10::IValue expected = baseline.infer(samples[0]);
   CHECK(output_checker<AnyBackend>::check(tuned.backend(), &expected, tuned.forward(samples[0]))
             .passed);
   REQUIRE_FALSE(tuned.baseline_selected());
@@ -702,12 +727,28 @@ TEST_CASE("an AOTInductor package compiled for another device fails its build", 
   const Model model = load_model(exported_dir() / "squeezenet1_1.cuda-marked.pt2");
   const auto samples = squeezenet_samples();
   MinLatencyStrategy<AnyBackend> strategy(default_candidates(model), quick_config());
+  const auto compiled_for_cuda = Catch::Contains("was compiled for cuda, but the model is tuned "
+                                                 "on cpu");
+  if (!NativeRuntime::available()) {
+    // The baseline is one of those compilations: it fails as they do, and nothing is left.
+    try {
+      (void)strategy.tune(model, samples, "marked");
+      FAIL("a tuning whose baseline and candidates all fail to build returned");
+    } catch (const NoCorrectBackendError& error) {
+      const TuneReport* report = error.report();
+      REQUIRE(report != nullptr);
+      REQUIRE(report->baseline);
+      CHECK(report->baseline->status == CandidateStatus::build_failed);
+      CHECK_THAT(report->baseline->reason, compiled_for_cuda);
+      CHECK(report->candidates.size() >= 1);
+    }
+    return;
+  }
   const auto result = strategy.tune(model, samples, "marked");
   REQUIRE(result.report.candidates.size() >= 2);
   for (const auto& candidate : result.report.candidates) {
     CHECK(candidate.status == CandidateStatus::build_failed);
-    CHECK_THAT(candidate.reason, Catch::Contains("was compiled for cuda, but the model is tuned "
-                                                 "on cpu"));
+    CHECK_THAT(candidate.reason, compiled_for_cuda);
   }
   CHECK(result.report.baseline_selected);
 }

@@ -7,6 +7,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/torch/aot_inductor.hpp"
 #include "aitune/torch/model.hpp"
 #include "aitune/torch/native_runtime.hpp"
 #include "aitune/torch/script_backend.hpp"
@@ -27,6 +28,16 @@
 
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
+
+/// The AOTInductor model of `model`'s archive that is its baseline: the first one, where LibTorch
+/// has no native runtime to run the ExportedProgram (AITUNE_TORCH_HAS_NATIVE_RUNTIME: the wheels
+/// from 2.12 on). Null for a TorchScript model, an archive without one, or where the native
+/// runtime is the baseline.
+[[nodiscard]] inline const AotiModelInfo* aoti_baseline_of(const Model& model) {
+  if (NativeRuntime::available() || !model.is_exported()) return nullptr;
+  const auto& compiled = model.archive->aoti_models;
+  return compiled.empty() ? nullptr : &compiled.front();
+}
 
 class AnyBackend {
  public:
@@ -70,7 +81,13 @@ class AnyBackend {
 
   /// The baseline: the model run as PyTorch runs it eagerly. TorchEager for a TorchScript
   /// model; the native runtime, which interprets the exported graph op by op, for a `.pt2`.
+  /// Where LibTorch has no native runtime (from 2.12 on), a `.pt2`'s baseline is its first
+  /// AOTInductor model (aoti_baseline_of): the candidates are then checked against that
+  /// compilation, not against eager PyTorch.
   [[nodiscard]] static AnyBackend make_baseline(const Model& model) {
+    if (const AotiModelInfo* compiled = aoti_baseline_of(model)) {
+      return AnyBackend(AOTInductor::from_archive(*model.archive, *compiled));
+    }
     if (model.is_exported()) return AnyBackend(NativeRuntime());
     return AnyBackend(TorchEager());
   }

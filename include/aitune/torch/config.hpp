@@ -30,6 +30,17 @@
   (TORCH_VERSION_MAJOR > (major) ||                                                                \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+/// 1 where LibTorch has its native runtime (torch::nativert::ModelRunnerHandle), which runs the
+/// ExportedProgram of a `.pt2` archive: in the PyPI wheels of 2.9 to 2.11. From 2.12 on the
+/// wheels still ship its header but export none of its symbols (checked in 2.12, 2.13, 2.14 and
+/// 2.15: a program that calls it does not link), and Python's `torch._C._nativert` is a stub.
+/// Without it a `.pt2` model's baseline is its first AOTInductor model (AnyBackend::make_baseline).
+/// A LibTorch built from source with it may define this to 1.
+#ifndef AITUNE_TORCH_HAS_NATIVE_RUNTIME
+#define AITUNE_TORCH_HAS_NATIVE_RUNTIME                                                            \
+  (AITUNE_TORCH_AT_LEAST(2, 9) && !AITUNE_TORCH_AT_LEAST(2, 12))
+#endif
+
 #include <string>
 
 namespace aitune::lt {

@@ -5,8 +5,8 @@
 /// NativeRuntime: runs the ExportedProgram of a torch.export `.pt2` archive with LibTorch's
 /// native runtime (`torch::nativert`, through its public `ModelRunnerHandle`), which interprets
 /// the exported graph op by op as eager PyTorch does. It is the baseline of every `.pt2` model,
-/// as TorchEager is of a TorchScript one. The wheels of PyTorch 2.x ship it; with an older
-/// LibTorch its build fails with that reason.
+/// as TorchEager is of a TorchScript one, where LibTorch has it: the PyPI wheels of 2.9 to 2.11
+/// (AITUNE_TORCH_HAS_NATIVE_RUNTIME); elsewhere its build fails with that reason.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
@@ -30,11 +30,8 @@
 #include <utility>
 #include <vector>
 
-#if AITUNE_TORCH_AT_LEAST(2, 9) && __has_include(<torch/nativert/ModelRunnerHandle.h>)
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
 #include <torch/nativert/ModelRunnerHandle.h>
-#define AITUNE_HAS_NATIVE_RUNTIME 1
-#else
-#define AITUNE_HAS_NATIVE_RUNTIME 0
 #endif
 
 namespace aitune::lt {
@@ -53,7 +50,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
 
   /// Whether this build can run ExportedPrograms at all.
   [[nodiscard]] static constexpr bool available() noexcept {
-    return AITUNE_HAS_NATIVE_RUNTIME != 0;
+    return AITUNE_TORCH_HAS_NATIVE_RUNTIME != 0;
   }
 
   [[nodiscard]] std::string describe() const {
@@ -73,7 +70,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   friend class BackendLifecycle<NativeRuntime>;
 
   void do_build(const Model& model, std::span<const Sample> samples) {
-#if AITUNE_HAS_NATIVE_RUNTIME
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
     if (!model.archive) {
       throw Error("NativeRuntime runs torch.export .pt2 archives; this model is TorchScript");
     }
@@ -108,9 +105,9 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
 #else
     (void)model;
     (void)samples;
-    throw Error(fmt::format("the native runtime (torch::nativert) needs LibTorch 2.9 or newer; "
-                            "this build has LibTorch {}.{}",
-                            TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR));
+    throw Error(fmt::format("the native runtime (torch::nativert) is in LibTorch 2.9 to 2.11 "
+                            "only; this build has LibTorch {}",
+                            libtorch_version()));
 #endif
   }
 
@@ -122,13 +119,13 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
     load();
   }
   void do_deactivate() {
-#if AITUNE_HAS_NATIVE_RUNTIME
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
     runner_.reset();
 #endif
   }
 
   void load() {
-#if AITUNE_HAS_NATIVE_RUNTIME
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
     const c10::DeviceGuard device_guard(device_);
     try {
       runner_ = std::make_unique<torch::nativert::ModelRunnerHandle>(archive_.string(), *program_);
@@ -172,7 +169,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   }
 
   c10::IValue run(const Sample& sample) {
-#if AITUNE_HAS_NATIVE_RUNTIME
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
     c10::InferenceMode inference_mode;
     const c10::DeviceGuard device_guard(device_);
     std::vector<c10::IValue> inputs;
@@ -193,7 +190,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   std::filesystem::path archive_{};
   c10::Device device_ = c10::Device(c10::kCPU);
   InputWrites input_writes_{};  ///< the program writes to its inputs: each call gets copies
-#if AITUNE_HAS_NATIVE_RUNTIME
+#if AITUNE_TORCH_HAS_NATIVE_RUNTIME
   std::shared_ptr<torch::nativert::ModelRunnerHandle> runner_;  // shared: the backend copies
 #endif
 };

@@ -55,13 +55,15 @@ inline namespace AITUNE_LT_ABI {
 }
 
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
-/// compilation it holds (its baseline, the native runtime, runs the ExportedProgram); for a
-/// TorchScript model, default_candidates(device).
+/// compilation it holds but the baseline's (its baseline, the native runtime, runs the
+/// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of); for
+/// a TorchScript model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend> default_candidates(const Model& model) {
   if (!model.is_exported()) return default_candidates(model.device);
+  const AotiModelInfo* baseline = aoti_baseline_of(model);
   std::vector<AnyBackend> candidates;
   for (const auto& info : model.archive->aoti_models) {
-    candidates.emplace_back(AOTInductor::from_archive(*model.archive, info));
+    if (&info != baseline) candidates.emplace_back(AOTInductor::from_archive(*model.archive, info));
   }
   return candidates;
 }
