@@ -909,6 +909,12 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
 
   if (model.is_exported() && !lt::NativeRuntime::available()) {
     const lt::AotiModelInfo* compiled = lt::aoti_baseline_of(model);
+    if (compiled == nullptr && !lt::AOTInductor::available()) {
+      throw Error(fmt::format("'{}' is a torch.export archive: LibTorch {} runs neither its "
+                              "ExportedProgram (the native runtime is in 2.9 to 2.11) nor "
+                              "AOTInductor models (2.6 and newer)",
+                              options.model.string(), lt::libtorch_version()));
+    }
     if (compiled == nullptr) {
       throw Error(fmt::format(
           "'{}' is a torch.export archive with no AOTInductor model, and its ExportedProgram runs "

@@ -31,10 +31,12 @@ inline namespace AITUNE_LT_ABI {
 
 /// The AOTInductor model of `model`'s archive that is its baseline: the first one, where LibTorch
 /// has no native runtime to run the ExportedProgram (AITUNE_TORCH_HAS_NATIVE_RUNTIME: the wheels
-/// from 2.12 on). Null for a TorchScript model, an archive without one, or where the native
-/// runtime is the baseline.
+/// from 2.12 on). Null for a TorchScript model, an archive without one, where the native runtime
+/// is the baseline, or where LibTorch runs no AOTInductor model either (before 2.6).
 [[nodiscard]] inline const AotiModelInfo* aoti_baseline_of(const Model& model) {
-  if (NativeRuntime::available() || !model.is_exported()) return nullptr;
+  if (NativeRuntime::available() || !AOTInductor::available() || !model.is_exported()) {
+    return nullptr;
+  }
   const auto& compiled = model.archive->aoti_models;
   return compiled.empty() ? nullptr : &compiled.front();
 }
