@@ -37,8 +37,8 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci --target "${targets[@]}"
 out=build/ci/bench
 mkdir -p "$out"
-# One folder per torch version: AOTInductor archives compiled by one are refused by another.
-models="models/$(.venv/bin/python -c 'import torch; print(torch.__version__.split("+")[0])')"
+. tools/torch-versions.sh
+models="$(aitune_models_dir .venv)"
 make_models() { .venv/bin/python tools/make_models.py --out "$models" "$@"; }
 case "$which" in
   selection)

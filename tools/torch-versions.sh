@@ -14,3 +14,8 @@ aitune_torch_version() {
        return 2 ;;
   esac
 }
+# aitune_models_dir VENV prints the folder for the models VENV's torch makes: models/<version>/
+# (AOTInductor archives compiled by one version are refused by another's loader).
+aitune_models_dir() {
+  echo "models/$("$1/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])')"
+}

@@ -30,7 +30,7 @@ tools/install-deps.sh
 tools/setup-venv.sh "$torch_version"
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" --target aitune-tune
-models="models/$("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])')"
+models="$(aitune_models_dir "$venv")"
 "$venv/bin/python" tools/make_models.py --out "$models" --format pt2 --variants default,freezing \
   "$model"
 "build/$preset/examples/aitune-tune" "$models/$model.pt2" $(sed 's/^/--input /' "$models/$model.shape") \
