@@ -11,11 +11,23 @@ name, which are aitune's candidates:
   aoti_bf16          computed in bfloat16 (inputs cast in, outputs cast back), where the device
                      has bf16 kernels
 
+and, for the CPU, the same program converted for other runtimes, which join the candidates:
+
+  onnx       torch.onnx's exporter (dynamo), for ONNX Runtime: record aitune/onnx/model.onnx
+  openvino   openvino.convert_model, f32 weights: aitune/openvino/model.xml and model.bin
+
+Each converted model is run on the example inputs (ONNX Runtime's CPU provider; OpenVINO's CPU
+plugin in f32) and must match eager PyTorch's outputs, or it is left out. Their outputs are the
+program's flattened in pytree order, without its None leaves (extra/aitune.json records the
+program's "out_spec" and, as "none_leaves", where the Nones were). They are records of their
+own, not under extra/: load_pt2 reads every extra/ record as UTF-8 text.
+
 `aitune-tune model.pt2 --input ...` then needs nothing else. Each variant is a separate
-compilation (about 30-60 s on 2 cores for a small CNN; max_autotune much longer); one that fails
-to compile is reported and left out. The archive is written to a temporary name and renamed,
-so a crash leaves no half-written file. AOTInductor compilations need the torch version of the
-LibTorch that runs them (the C++ loader refuses others), and a CUDA compilation needs a GPU.
+compilation (about 30-60 s on 2 cores for a small CNN; max_autotune much longer; a conversion
+takes seconds); one that fails is reported and left out, and extra/aitune.json records it under
+"failed" with its cause. The archive is written to a temporary name and renamed, so a crash
+leaves no half-written file. AOTInductor compilations need the torch version of the LibTorch
+that runs them (the C++ loader refuses others), and a CUDA compilation needs a GPU.
 
 Your own model: give a factory that returns an nn.Module (weights loaded), as MODULE:FUNCTION
 (importable; --path adds folders to sys.path) or FILE.py:FUNCTION, and one --input per forward
@@ -23,8 +35,8 @@ argument, by position (SHAPE) or by name (NAME=SHAPE, passed as a keyword argume
 come after the positional ones):
 
   tools/export_model.py --factory mypackage.models:make_net --input 1x3x224x224 --out net.pt2
-  tools/export_model.py --factory ./net.py:build --input 1x128:int64[0,30522) --variants default
-  tools/export_model.py --factory ./hf.py:gpt2 --input input_ids=1x64:int64[0,50257) \
+  tools/export_model.py --factory ./net.py:build --input 1x128:int64[0,30522) --variants onnx
+  tools/export_model.py --factory ./hf.py:gpt2 --input input_ids=1x64:int64[0,50257) \\
       --input attention_mask=1x64:int64[1,2) --out gpt2.pt2
 
 The program takes every input by position, in the order given, under its name (the archive
@@ -55,6 +67,7 @@ import keyword
 import os
 import re
 import sys
+import tempfile
 import time
 
 import torch
@@ -67,6 +80,16 @@ VARIANTS = {
     "max_autotune": ("aoti_max_autotune", {"max_autotune": True}, None),
     "bf16": ("aoti_bf16", {}, torch.bfloat16),
 }
+# Converted from the same program for other runtimes, each recorded under its own name.
+RUNTIME_VARIANTS = ("onnx", "openvino")
+# The Python packages each runtime variant needs (onnxruntime checks the converted model).
+RUNTIME_PACKAGES = {"onnx": ("onnx", "onnxscript", "onnxruntime"), "openvino": ("openvino",)}
+ONNX_RECORD = "aitune/onnx/model.onnx"
+OPENVINO_RECORDS = ("aitune/openvino/model.xml", "aitune/openvino/model.bin")
+# How close a converted model's outputs must come to eager PyTorch's: |a - e| <= ATOL * scale +
+# RTOL * |e|, scale being the output's largest magnitude (at least 1), so that large outputs are
+# not held to an absolute round-off their sums cannot keep.
+ATOL, RTOL = 1e-4, 1e-4
 PRECISION_NAMES = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 DTYPES = {"float32": torch.float32, "float": torch.float32, "float16": torch.float16,
           "bfloat16": torch.bfloat16, "int64": torch.int64, "long": torch.int64,
@@ -274,15 +297,144 @@ def clone_inputs(inputs):
     return tuple(t.clone() for t in inputs)
 
 
-def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None):
-    """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and the AOTInductor
-    `variants` (keys of VARIANTS). `specs` (Input per input, optional) name the inputs; named
-    ones are passed as keyword arguments. Outputs are made plain (to_plain). With `save_io`, a
-    folder, writes the inputs and eager PyTorch's outputs there (inputs.pt, outputs.pt). Returns
-    the names of the compilations written and of those that failed to compile (a variant the
-    device cannot run is skipped, neither)."""
-    from torch.export.pt2_archive._package import package_pt2
+def default_variants():
+    """default and freezing, and each runtime variant whose Python packages import here."""
+    names = ["default", "freezing"]
+    for variant in RUNTIME_VARIANTS:
+        try:
+            for package in RUNTIME_PACKAGES[variant]:
+                importlib.import_module(package)
+        except Exception:  # a missing package, or one whose native libraries do not load
+            continue
+        names.append(variant)
+    return names
 
+
+def cause_of(error):
+    """Why `error` happened, in one line of at most 300 characters: its innermost chained cause
+    (the ONNX exporter wraps the real one in advice), without colour codes or the C++ source
+    locations OpenVINO starts its messages with."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
+    lines = [line for line in lines
+             if line and not re.match(r"Check '.*' failed at |FrontEnd API failed with", line)]
+    return f"{type(error).__name__}: {' '.join(lines)}"[:300].rstrip()
+
+
+def check_outputs(outputs, expected, runtime):
+    """Raises ValueError unless `outputs` (numpy arrays) match `expected` (eager PyTorch's
+    tensors) in number, shape and, within ATOL and RTOL, value (integers and bools exactly)."""
+    import numpy
+
+    if len(outputs) != len(expected):
+        raise ValueError(f"{runtime} returns {len(outputs)} outputs, eager PyTorch "
+                         f"{len(expected)}")
+    for i, (out, want) in enumerate(zip(outputs, expected)):
+        want = want.detach().cpu().numpy()
+        out = numpy.asarray(out)
+        if out.shape != want.shape:
+            raise ValueError(f"{runtime}'s output {i} has shape {list(out.shape)}, eager "
+                             f"PyTorch's {list(want.shape)}")
+        if not numpy.issubdtype(want.dtype, numpy.floating):
+            if not numpy.array_equal(out, want):
+                raise ValueError(f"{runtime}'s output {i} ({want.dtype}) differs from eager "
+                                 f"PyTorch's")
+            continue
+        out, want = out.astype(numpy.float64), want.astype(numpy.float64)
+        scale = max(1.0, float(numpy.nanmax(numpy.abs(want), initial=0.0)))
+        if not numpy.allclose(out, want, rtol=RTOL, atol=ATOL * scale, equal_nan=True):
+            with numpy.errstate(invalid="ignore"):
+                worst = float(numpy.nanmax(numpy.abs(out - want), initial=numpy.inf))
+            raise ValueError(f"{runtime}'s output {i} differs from eager PyTorch's by up to "
+                             f"{worst:.3g} (allowed {ATOL * scale:.3g} + {RTOL:g} * |expected|)")
+
+
+def convert_onnx(program, inputs, names, expected):
+    """`program` as ONNX (bytes), checked with ONNX Runtime on `inputs` against `expected`, and
+    what aitune.json records of it."""
+    import onnx
+    import onnxruntime
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.onnx")
+        # The program's input names name the graph's inputs, which the C++ side feeds by name.
+        torch.onnx.export(program, args=clone_inputs(inputs), f=path, dynamo=True,
+                          external_data=False, input_names=list(names), verbose=False)
+        with open(path, "rb") as f:
+            data = f.read()
+    proto = onnx.load_from_string(data)
+    graph_inputs = [i.name for i in proto.graph.input]
+    by_name = dict(zip(names, inputs))
+    if any(name not in by_name for name in graph_inputs):
+        raise ValueError(f"the ONNX graph's inputs {graph_inputs} are not the program's {names}")
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    outputs = session.run(None, {name: by_name[name].detach().cpu().numpy()
+                                 for name in graph_inputs})
+    check_outputs(outputs, expected, "ONNX Runtime")
+    opset = next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+    info = {"record": ONNX_RECORD, "onnx": onnx.__version__, "opset": opset,
+            "exporter": "torch.onnx (dynamo)", "inputs": graph_inputs,
+            "outputs": len(proto.graph.output)}
+    return {ONNX_RECORD: data}, info
+
+
+def convert_openvino(program, inputs, names, expected):
+    """`program` as an OpenVINO model (.xml and .bin bytes, f32 weights), checked with its CPU
+    plugin in f32 on `inputs` against `expected`, and what aitune.json records of it."""
+    import openvino
+
+    model = openvino.convert_model(program)
+    model_inputs = [next(iter(sorted(port.get_names())), "") for port in model.inputs]
+    if model_inputs != list(names):
+        raise ValueError(f"the OpenVINO model's inputs {model_inputs} are not the program's "
+                         f"{list(names)}, in order")
+    # The converter leaves every dimension dynamic; the program (like the AOTInductor
+    # compilations) is for the example inputs' shapes, and static shapes run faster.
+    model.reshape({port: list(t.shape) for port, t in zip(model.inputs, inputs)})
+    with tempfile.TemporaryDirectory() as folder:
+        xml = os.path.join(folder, "model.xml")
+        openvino.save_model(model, xml, compress_to_fp16=False)
+        # What is checked is the saved model, as the C++ side reads it.
+        model = openvino.Core().read_model(xml)
+        files = {}
+        for record, path in zip(OPENVINO_RECORDS, (xml, os.path.join(folder, "model.bin"))):
+            with open(path, "rb") as f:
+                files[record] = f.read()
+    compiled = openvino.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    results = compiled([t.detach().cpu().numpy() for t in inputs])
+    check_outputs([results[i] for i in range(len(model.outputs))], expected, "OpenVINO")
+    info = {"xml": OPENVINO_RECORDS[0], "bin": OPENVINO_RECORDS[1],
+            "openvino": openvino.__version__.split("-")[0], "precision": "f32",
+            "inputs": model_inputs, "outputs": len(model.outputs)}
+    return files, info
+
+
+CONVERTERS = {"onnx": convert_onnx, "openvino": convert_openvino}
+
+
+def package(path, program, compiled, texts, records):
+    """package_pt2 with `records` (name -> bytes) added beside its own: its extra_files takes
+    text only, and load_pt2 reads every extra/ record as UTF-8, so binary records go elsewhere.
+    Both load_pt2 and LibTorch's PyTorchStreamReader ignore records they do not know."""
+    from torch.export.pt2_archive import _package
+
+    with _package.PT2ArchiveWriter(path) as writer:
+        _package._package_exported_programs(writer, {"model": program})
+        _package._package_aoti_files(writer, compiled or None)
+        _package._package_extra_files(writer, texts)
+        for name, data in records.items():
+            writer.write_bytes(name, data)
+
+
+def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None):
+    """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
+    (keys of VARIANTS, AOTInductor, and RUNTIME_VARIANTS, converted for the CPU). `specs` (Input
+    per input, optional) name the inputs; named ones are passed as keyword arguments. Outputs
+    are made plain (to_plain). With `save_io`, a folder, writes the inputs and eager PyTorch's
+    outputs there (inputs.pt, outputs.pt). Returns the names of the variants written (aoti_*,
+    onnx, openvino) and of those that failed (a variant the device cannot run is skipped,
+    neither)."""
     module = module.eval().to(device)
     specs = specs or [Input(t.shape, t.dtype, None, None, None) for t in inputs]
     keywords = [s.name for s in specs if s.name]
@@ -314,8 +466,38 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                                 lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, plain))):
             write_atomically(os.path.join(save_io, name),
                              lambda tmp, value=value: torch.save(value, tmp), suffix=".pt")
-    compiled, recorded, failed = {}, {}, []
+    leaves = torch.utils._pytree.tree_leaves(plain)
+    # What a converted model must return: the flat outputs, which leave out the Nones.
+    expected = [leaf for leaf in leaves if leaf is not None]
+    constants = sorted({type(leaf).__name__ for leaf in expected
+                        if not isinstance(leaf, torch.Tensor)})
+    # A converted model computes on copies of its inputs: what the model writes to them (a
+    # cache it updates in place) would be lost, and its outputs alone would not show it.
+    written = [name for name, arg in zip(names, args) if arg._version > 0]
+    compiled, recorded, runtimes, records, failed = {}, {}, {}, {}, {}
     for variant in variants:
+        if variant in RUNTIME_VARIANTS:
+            if not device.startswith("cpu"):
+                log(f"{out}: {variant} skipped: the archive is for {device}, and {variant} runs "
+                    f"on the CPU here")
+                continue
+            start = time.monotonic()
+            try:
+                if constants:
+                    raise ValueError(f"the outputs hold {', '.join(constants)} values, which "
+                                     f"{variant} cannot return")
+                if written:
+                    raise ValueError(f"the model writes to its input(s) {', '.join(written)}, "
+                                     f"which {variant} would not")
+                with torch.no_grad():
+                    files, runtimes[variant] = CONVERTERS[variant](program, inputs, names,
+                                                                   expected)
+                records.update(files)
+                log(f"{out}: {variant} converted in {time.monotonic() - start:.0f} s")
+            except Exception as error:  # one variant failing must not lose the others
+                failed[variant] = cause_of(error)
+                log(f"{out}: {variant} failed to convert: {failed[variant]}")
+            continue
         name, configs, dtype = VARIANTS[variant]
         if dtype is not None and not supports_bf16(device):
             log(f"{out}: {name} skipped: {device} has no bf16 kernels")
@@ -334,17 +516,20 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                               "device": device}
             log(f"{out}: {name} compiled in {time.monotonic() - start:.0f} s")
         except Exception as error:  # one variant failing must not lose the others
-            log(f"{out}: {name} failed to compile: {type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''}")
-            failed.append(name)
+            failed[name] = cause_of(error)
+            log(f"{out}: {name} failed to compile: {failed[name]}")
     extra = {"aitune.json": json.dumps({
         "aoti": recorded, "torch": torch.__version__,
         "inputs": [{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {})}
                    for n, s in zip(names, specs)],
-        "outputs_converted": converted})}
-    write_atomically(out, lambda tmp: package_pt2(
-        tmp, exported_programs={"model": program}, aoti_files=compiled or None, extra_files=extra))
-    return list(compiled), failed
+        "outputs_converted": converted,
+        # The structure the flat outputs of a compiled or converted model are rebuilt into, as
+        # AOTInductor's call spec has it; the converted models leave out its None leaves.
+        "out_spec": torch.utils._pytree.treespec_dumps(program.call_spec.out_spec),
+        "none_leaves": [i for i, leaf in enumerate(leaves) if leaf is None],
+        "runtimes": runtimes, "failed": failed})}
+    write_atomically(out, lambda tmp: package(tmp, program, compiled, extra, records))
+    return list(compiled) + list(runtimes), list(failed)
 
 
 def main():
@@ -358,19 +543,22 @@ def main():
                         help="one forward() argument: [NAME=]SHAPE[:dtype[LOW,HIGH)] "
                              "(repeatable; NAME= passes it by keyword)")
     parser.add_argument("--out", required=True, help="the archive to write (.pt2)")
-    parser.add_argument("--variants", default="default,freezing",
-                        help=f"comma-separated, from {', '.join(VARIANTS)} (default: "
-                             "default,freezing; 'none' for the ExportedProgram only)")
+    parser.add_argument("--variants",
+                        help=f"comma-separated, from {', '.join([*VARIANTS, *RUNTIME_VARIANTS])} "
+                             "(default: default,freezing, and onnx and openvino where their "
+                             "packages import; 'none' for the ExportedProgram only)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
     parser.add_argument("--seed", type=int, default=0, help="seed of the example inputs")
     parser.add_argument("--save-io", metavar="DIR",
                         help="write the example inputs and eager PyTorch's outputs to "
                              "DIR/inputs.pt and DIR/outputs.pt")
     args = parser.parse_args()
-    variants = [] if args.variants == "none" else args.variants.split(",")
-    unknown = [v for v in variants if v not in VARIANTS]
+    variants = (default_variants() if args.variants is None else
+                [] if args.variants == "none" else args.variants.split(","))
+    known = [*VARIANTS, *RUNTIME_VARIANTS]
+    unknown = [v for v in variants if v not in known]
     if unknown:
-        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
     if not args.out.endswith(".pt2"):
         parser.error("--out must end in .pt2")
     module = load_factory(args.factory, args.path)()

@@ -2,7 +2,9 @@
 """Makes real model architectures (seeded random weights) into model files for aitune-cpp.
 
 --format pt2 (PyTorch 2.x): a torch.export archive <out>/<name>.pt2 holding the ExportedProgram
-and the AOTInductor --variants (tools/export_model.py). --format torchscript (the default; also
+and its --variants (tools/export_model.py: by default the AOTInductor default and freezing
+compilations, and the onnx and openvino conversions where their Python packages import; a
+failed one is left out and recorded in the archive). --format torchscript (the default; also
 Debian's python3-torch 1.13): <out>/<name>.pt, traced. Needs no network and no weights. Each
 model gets <name>.shape beside it, the --input arguments aitune-tune needs (one per line).
 Existing files are kept unless --force. Files are written to a temporary name and renamed, so a
@@ -21,7 +23,8 @@ os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I pro
 
 import torch  # noqa: E402
 
-from export_model import write_atomically  # noqa: E402
+from export_model import (  # noqa: E402
+    RUNTIME_VARIANTS, VARIANTS, default_variants, write_atomically)
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -119,25 +122,31 @@ def main():
     parser.add_argument("--out", default="models", help="output folder (default: models)")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript")
-    parser.add_argument("--variants", default="default,freezing",
-                        help="with --format pt2: the AOTInductor variants (tools/export_model.py)")
+    parser.add_argument("--variants",
+                        help="with --format pt2: the variants, comma-separated, from "
+                             f"{', '.join([*VARIANTS, *RUNTIME_VARIANTS])} (tools/export_model.py; "
+                             "default: default,freezing, and onnx and openvino where their "
+                             "packages import)")
     parser.add_argument("--device", default="cpu",
                         help="with --format pt2: the device to export and compile for")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         parser.error(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
-    variants = [] if args.variants == "none" else args.variants.split(",")
-    from export_model import VARIANTS
-    if any(v not in VARIANTS for v in variants):
-        parser.error(f"--variants takes names from {', '.join(VARIANTS)}, got '{args.variants}'")
+    if args.variants is None:  # what the Python packages here can make (pt2 only)
+        variants = default_variants() if args.format == "pt2" else []
+    else:
+        variants = [] if args.variants == "none" else args.variants.split(",")
+    known = [*VARIANTS, *RUNTIME_VARIANTS]
+    if any(v not in known for v in variants):
+        parser.error(f"--variants takes names from {', '.join(known)}, got '{args.variants}'")
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     failed = 0
     for name in args.names or list(MODELS):
         failed += make(name, args.out, args.force, args.format, variants, args.device)
     if failed:
-        print(f"{failed} AOTInductor variant(s) failed to compile (see above)", file=sys.stderr)
+        print(f"{failed} variant(s) failed to compile or convert (see above)", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -2,10 +2,11 @@
 # The main job from a fresh Debian 12 machine: install what is missing (Debian packages; PyTorch
 # 2.x from PyPI into a project-local venv), build aitune-tune, export a real model (torchvision's
 # MobileNetV3-Small, seeded random weights) with torch.export into one .pt2 archive holding the
-# ExportedProgram and two AOTInductor compilations (default, freezing: about two minutes on 2
-# cores), and tune it on the CPU: the native runtime is the baseline, the AOTInductor models the
-# candidates. Prints progress, the report and the selected backend, and writes the report as
-# JSON, markdown and an SVG chart into build/PRESET/MODEL.report/
+# ExportedProgram, two AOTInductor compilations (default, freezing: about two minutes on 2 cores)
+# and its ONNX and OpenVINO conversions (tools/export_model.py's default variants), and tune it
+# on the CPU: the native runtime is the baseline, the other models the candidates. Prints
+# progress, the report and the selected backend, and writes the report as JSON, markdown and an
+# SVG chart into build/PRESET/MODEL.report/
 # Usage: tools/tune-demo.sh [MODEL] [--torch VERSION]
 #   MODEL    one of tools/make_models.py's names (default mobilenet_v3_small)
 #   VERSION  the PyTorch to use: 2.11 (default; .venv/, preset ci) or 2.15 (.venv-2.15/, preset
@@ -31,7 +32,6 @@ tools/setup-venv.sh "$torch_version"
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" --target aitune-tune
 models="$(aitune_models_dir "$venv")"
-"$venv/bin/python" tools/make_models.py --out "$models" --format pt2 --variants default,freezing \
-  "$model"
+"$venv/bin/python" tools/make_models.py --out "$models" --format pt2 "$model"
 "build/$preset/examples/aitune-tune" "$models/$model.pt2" $(sed 's/^/--input /' "$models/$model.shape") \
   --time-budget 30 --json "build/$preset/$model.report.json" --report-dir "build/$preset/$model.report"
