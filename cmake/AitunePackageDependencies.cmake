@@ -109,6 +109,7 @@ macro(aitune_find_torch)
     else()
       message(STATUS "aitune: LibTorch ${Torch_VERSION} (CPU) at ${Torch_DIR}")
     endif()
+    aitune_find_runtimes()
     if(Torch_VERSION VERSION_LESS 2.9)
       message(WARNING "aitune: LibTorch ${Torch_VERSION} is older than 2.9: it runs TorchScript "
                       "models only, not torch.export (.pt2) archives. For those, put a newer "
@@ -129,5 +130,86 @@ macro(aitune_find_torch)
            "print(torch.utils.cmake_prefix_path)\" prints; for a LibTorch archive, its folder), "
            "or set AITUNE_TORCH_PYTHON to the Python whose torch package to use. A CUDA LibTorch "
            "also needs the CUDA toolkit (nvcc) at configure time.")
+  endif()
+endmacro()
+
+# Finds the other runtimes whose converted models (tools/export_model.py --variants onnx,openvino)
+# join the candidates, and adds them to `aitune::torch` where found; without them the backends
+# are still there and their builds fail with the reason. Called by aitune_find_torch, so the
+# project and a consumer's find_package(aitune COMPONENTS torch) find them alike.
+#   OpenVINO      its CMake package (the openvino wheel ships one, found through
+#                 AITUNE_TORCH_PYTHON; or OpenVINO_DIR), 2024.0 or newer: links openvino::runtime
+#                 and defines AITUNE_WITH_OPENVINO=1.
+#   ONNX Runtime  loaded at run time (dlopen) through its versioned C API: needs only the header
+#                 onnxruntime_c_api.h, in ONNXRUNTIME_INCLUDE_DIR (tools/fetch-onnxruntime-
+#                 headers.sh puts Debian's in .deps/onnxruntime/include), for
+#                 AITUNE_WITH_ONNXRUNTIME=1; the library, AITUNE_ONNXRUNTIME_LIBRARY, defaults to
+#                 the onnxruntime wheel's (AITUNE_TORCH_PYTHON), and the environment variable of
+#                 that name overrides it at run time.
+# AITUNE_FIND_RUNTIMES=OFF leaves both out. Sets AITUNE_HAVE_OPENVINO and AITUNE_HAVE_ONNXRUNTIME.
+macro(aitune_find_runtimes)
+  set(AITUNE_HAVE_OPENVINO OFF)
+  set(AITUNE_HAVE_ONNXRUNTIME OFF)
+  if(NOT DEFINED AITUNE_FIND_RUNTIMES OR AITUNE_FIND_RUNTIMES)
+    set(_aitune_site "")
+    if(AITUNE_TORCH_PYTHON)
+      execute_process(
+        COMMAND "${AITUNE_TORCH_PYTHON}" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+        OUTPUT_VARIABLE _aitune_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    endif()
+    # OpenVINO: the wheel's package asks for no version here (its version file refuses a
+    # request for an older major, e.g. find_package(OpenVINO 2024) rejects 2026.4); checked below.
+    if(NOT TARGET openvino::runtime)
+      if(_aitune_site AND EXISTS "${_aitune_site}/openvino/cmake/OpenVINOConfig.cmake"
+         AND NOT OpenVINO_DIR)
+        set(OpenVINO_DIR "${_aitune_site}/openvino/cmake")
+      endif()
+      find_package(OpenVINO QUIET COMPONENTS Runtime)
+    endif()
+    if(TARGET openvino::runtime AND OpenVINO_VERSION VERSION_GREATER_EQUAL 2024.0)
+      set(AITUNE_HAVE_OPENVINO ON)
+      set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_LINK_LIBRARIES openvino::runtime)
+      set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
+                                                        AITUNE_WITH_OPENVINO=1)
+      message(STATUS "aitune: OpenVINO ${OpenVINO_VERSION} at ${OpenVINO_DIR}")
+    elseif(TARGET openvino::runtime)
+      message(STATUS "aitune: OpenVINO ${OpenVINO_VERSION} is older than 2024.0: left out")
+    else()
+      message(STATUS "aitune: no OpenVINO (install the openvino wheel, or set OpenVINO_DIR): "
+                     "its candidates fail to build")
+    endif()
+    # ONNX Runtime: the C API header, and the library to load.
+    find_path(ONNXRUNTIME_INCLUDE_DIR onnxruntime_c_api.h
+              HINTS ${AITUNE_ONNXRUNTIME_HEADER_HINTS} PATH_SUFFIXES onnxruntime
+              DOC "Folder of ONNX Runtime's onnxruntime_c_api.h (tools/fetch-onnxruntime-headers.sh)")
+    if(NOT AITUNE_ONNXRUNTIME_LIBRARY AND _aitune_site)
+      file(GLOB _aitune_ort_libraries "${_aitune_site}/onnxruntime/capi/libonnxruntime.so*")
+      if(_aitune_ort_libraries)
+        list(GET _aitune_ort_libraries 0 _aitune_ort_library)
+        set(AITUNE_ONNXRUNTIME_LIBRARY "${_aitune_ort_library}" CACHE FILEPATH
+            "The ONNX Runtime library the OnnxRuntime backend loads (the environment variable of this name overrides it at run time)")
+      endif()
+    endif()
+    if(ONNXRUNTIME_INCLUDE_DIR)
+      set(AITUNE_HAVE_ONNXRUNTIME ON)
+      set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+                                                        "${ONNXRUNTIME_INCLUDE_DIR}")
+      set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_LINK_LIBRARIES ${CMAKE_DL_LIBS})
+      set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
+                                                        AITUNE_WITH_ONNXRUNTIME=1)
+      if(AITUNE_ONNXRUNTIME_LIBRARY)
+        set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
+                     "AITUNE_ONNXRUNTIME_LIBRARY_PATH=\"${AITUNE_ONNXRUNTIME_LIBRARY}\"")
+        message(STATUS "aitune: ONNX Runtime headers at ${ONNXRUNTIME_INCLUDE_DIR}, library "
+                       "${AITUNE_ONNXRUNTIME_LIBRARY}")
+      else()
+        message(STATUS "aitune: ONNX Runtime headers at ${ONNXRUNTIME_INCLUDE_DIR}, no library "
+                       "found: set AITUNE_ONNXRUNTIME_LIBRARY (CMake or environment), or its "
+                       "candidates fail to build")
+      endif()
+    else()
+      message(STATUS "aitune: no ONNX Runtime headers (run tools/fetch-onnxruntime-headers.sh, "
+                     "or set ONNXRUNTIME_INCLUDE_DIR): its candidates fail to build")
+    endif()
   endif()
 endmacro()

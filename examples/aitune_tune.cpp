@@ -612,7 +612,8 @@ Options parse_arguments(int argc, char** argv) {
 }
 
 /// The candidates --backends names (default: the model's default candidates). A TorchScript
-/// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models.
+/// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
+/// and onnx, openvino and openvino_bf16 for the converted models it holds.
 std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
                                                     const aitune::lt::Model& model) {
   using aitune::lt::AnyBackend;
@@ -626,7 +627,18 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
       candidates.push_back(backend->make());
       continue;
     }
-    const auto& compiled = model.archive->aoti_models;
+    const aitune::lt::Pt2Archive& archive = *model.archive;
+    if (name == "onnx") {
+      candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive));
+      continue;
+    }
+    if (name == "openvino" || name == "openvino_bf16") {
+      candidates.emplace_back(aitune::lt::OpenVino::from_archive(
+          archive, name == "openvino" ? aitune::lt::OpenVino::Precision::f32
+                                      : aitune::lt::OpenVino::Precision::bf16));
+      continue;
+    }
+    const auto& compiled = archive.aoti_models;
     const auto found = std::find_if(compiled.begin(), compiled.end(),
                                     [&](const auto& info) { return info.name == name; });
     if (found == compiled.end()) {
@@ -635,8 +647,8 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
         known.push_back(info.name);
       throw UsageError{fmt::format(
           "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
-          "it: {})",
-          model.archive->path.string(), name,
+          "it: {}; and onnx, openvino, openvino_bf16 for its converted models)",
+          archive.path.string(), name,
           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
     }
     candidates.emplace_back(aitune::lt::AOTInductor::from_archive(*model.archive, *found));
@@ -775,7 +787,8 @@ void write_report_dir(const std::filesystem::path& dir, const aitune::TuneReport
   write_report(dir / "report.json", aitune::to_json(report, {.raw_samples = raw_samples}),
                environment);
   nlohmann::json summary = nlohmann::json::object();
-  for (const char* name : {"model", "device", "libtorch", "aitune", "intra_op_threads", "date"}) {
+  for (const char* name : {"model", "device", "libtorch", "onnxruntime", "openvino", "aitune",
+                           "intra_op_threads", "date"}) {
     if (environment.contains(name)) summary[name] = environment[name];
   }
   if (environment.contains("machine")) {
@@ -880,6 +893,18 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
           .count();
   environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
+  // The other runtimes whose models the archive holds, and the versions that ran them.
+  if (model.is_exported()) {
+    const auto& converted = model.archive->runtime_variants;
+    if (converted.contains("onnx")) {
+      const std::string version = lt::OnnxRuntime::version();
+      environment["onnxruntime"] = version.empty() ? "not loaded" : version;
+    }
+    if (converted.contains("openvino")) {
+      const std::string version = lt::OpenVino::version();
+      environment["openvino"] = version.empty() ? "not in this build" : version;
+    }
+  }
   std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));

@@ -27,7 +27,11 @@ for preset in $presets; do
   echo "== preset $preset"
   step "$preset configure" cmake --preset "$preset" >/dev/null
   step "$preset build" cmake --build --preset "$preset"
-  step "$preset ctest" ctest --preset "$preset"
+  # ONNX Runtime and OpenVINO come with both wheels' venvs: a test of theirs that cannot run
+  # fails there rather than skipping (the 1.13 preset builds without them).
+  require_runtimes=1
+  [ "$preset" = ci-libtorch1.13 ] && require_runtimes=0
+  step "$preset ctest" env AITUNE_REQUIRE_RUNTIMES=$require_runtimes ctest --preset "$preset"
 done
 if [ "${AITUNE_SANITIZE:-1}" != 0 ]; then
   step "sanitize (address)" tools/sanitize.sh address

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs one tested PyTorch (a full LibTorch with CUDA, which runs on the CPU where there is no
-# GPU), torchvision, and transformers and timm (real architectures for the tests and benchmarks)
-# into a project-local virtual environment (git-ignored), at the versions pinned in that version's
+# GPU), torchvision, transformers and timm (real architectures for the tests and benchmarks), and
+# the peer runtimes ONNX Runtime and OpenVINO with the ONNX exporter's packages into a
+# project-local virtual environment (git-ignored), and fetches ONNX Runtime's C API headers
+# (tools/fetch-onnxruntime-headers.sh), at the versions pinned in that version's
 # requirements file. Nothing is installed system-wide. Does nothing when the venv already holds
 # those versions. pip reuses its cache.
 #   tools/setup-venv.sh            PyTorch 2.11 (the GPU machine's): tools/requirements-torch.txt
@@ -13,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/torch-versions.sh
 aitune_torch_version "${1:-}" || exit 2
+# ONNX Runtime's C API headers (the wheel ships none): for the OnnxRuntime backend.
+tools/fetch-onnxruntime-headers.sh
 stamp=$venv/.aitune-requirements
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$requirements" "$stamp"; then
   exit 0

@@ -14,6 +14,17 @@ namespace lt = aitune::lt;
 int main() {
   static_assert(AITUNE_WITH_CUDA == EXPECT_CUDA,
                 "aitune::torch sets AITUNE_WITH_CUDA from LibTorch");
+  static_assert(AITUNE_WITH_OPENVINO == EXPECT_OPENVINO,
+                "aitune::torch links OpenVINO where the consumer's configure found it");
+  static_assert(
+      AITUNE_WITH_ONNXRUNTIME == EXPECT_ONNXRUNTIME,
+      "aitune::torch brings ONNX Runtime's header where the consumer's configure found it");
+  // The library CMake found loads, and says its version.
+  if (lt::OnnxRuntime::available() && lt::OnnxRuntime::version().empty()) {
+    std::puts("ONNX Runtime's library did not load");
+    return 1;
+  }
+  if (lt::OpenVino::available() && lt::OpenVino::version().empty()) return 1;
   torch::jit::Module module("Net");
   module.register_parameter("w", torch::randn({16, 16}), false);
   module.define("def forward(self, x):\n    return torch.relu(torch.matmul(x, self.w))\n");

@@ -4,6 +4,7 @@
 // one input contract whichever backend serves. The .pt2 archives come from
 // tests/support/make_exported_models.py (a ctest fixture), with eager PyTorch's outputs beside
 // each.
+#include "torch/exported_models.hpp"
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
@@ -133,7 +134,7 @@ TEST_CASE("A model that writes to a tensor inside a list input gets copies of it
 
 #if AITUNE_TEST_EXPORTED
 // The exported models (PyTorch 2.9+, where the native runtime is).
-using aitune::testing::exported_dir;
+using namespace aitune::testing;
 namespace {
 
 // ---- aitune_test::rendezvous: holds a call until a second one arrives ----------------------
@@ -191,30 +192,6 @@ int calls_that_waited_alone(Call&& call) {
 
 // ---- the exported models ------------------------------------------------------------------
 
-struct Exported {
-  Model model;
-  std::vector<Sample> samples;  ///< the inputs eager PyTorch ran at export
-  c10::IValue eager;            ///< and what it returned
-};
-
-Exported exported(const std::string& name) {
-  const auto path = exported_dir() / (name + ".pt2");
-  if (!std::filesystem::exists(path)) {
-    FAIL("missing " << path << ": run tests/support/make_exported_models.py (ctest does it)");
-  }
-  const auto io = exported_dir() / (name + ".io");
-  return {load_model(path),
-          {load_sample_file(io / "inputs.pt", torch::kCPU)},
-          load_outputs_file(io / "outputs.pt")};
-}
-
-StrategyConfig quick_config() {
-  return StrategyConfig{}
-      .set_profiling(
-          ProfilingConfig{}.set_race(RaceConfig{}.set_looks(4, 1.5, 3).set_max_rounds(9)))
-      .set_sink(null_sink());
-}
-
 /// A tuning that serves the baseline: no candidate.
 TunedModule tuned_to_baseline(const Exported& model) {
   TunedModule tuned = tune(model.model, model.samples,
@@ -227,13 +204,20 @@ TunedModule tuned_to_baseline(const Exported& model) {
 /// off), or where LibTorch has no native runtime and the archive one compilation, the baseline,
 /// which is that compilation.
 TunedModule tuned_to_aoti(const Exported& model) {
-  if (default_candidates(model.model).empty()) {
+  // The archive's AOTInductor candidates only: the other runtimes have tests of their own
+  // (test_runtimes.cpp), and builds without them.
+  std::vector<AnyBackend> compiled = default_candidates(model.model);
+  std::erase_if(compiled, [](const AnyBackend& candidate) {
+    return !candidate.describe().starts_with("AOTInductor(");
+  });
+  if (compiled.empty()) {
     TunedModule tuned = tuned_to_baseline(model);
     CHECK_THAT(tuned.backend().describe(), Catch::StartsWith("AOTInductor("));
     return tuned;
   }
   TunedModule tuned = tune(model.model, model.samples,
-                           {.config = quick_config().enable_performance_validation(false)});
+                           {.candidates = std::move(compiled),
+                            .config = quick_config().enable_performance_validation(false)});
   const auto& candidates = tuned.report().candidates;
   for (const auto& candidate : candidates) {
     INFO(candidate.backend << ": " << candidate.reason);
@@ -241,22 +225,6 @@ TunedModule tuned_to_aoti(const Exported& model) {
   }
   REQUIRE_FALSE(tuned.baseline_selected());
   return tuned;
-}
-
-/// Checks `actual` against eager PyTorch's outputs: the same structure and dict key order,
-/// every value within `policy`'s tolerance.
-void check_equal_to_eager(const c10::IValue& actual, const Exported& model,
-                          const OutputPolicy& policy = {}) {
-  const OutputCheck check = compare_outputs(&model.eager, actual, policy);
-  INFO(check.reason);
-  CHECK(check.passed);
-}
-
-std::vector<std::string> keys_of(const c10::IValue& dict) {
-  std::vector<std::string> keys;
-  for (const auto& entry : dict.toGenericDict())
-    keys.push_back(entry.key().toStringRef());
-  return keys;
 }
 
 Sample copy_of(const Sample& sample) {

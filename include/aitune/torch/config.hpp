@@ -15,15 +15,40 @@
 #define AITUNE_WITH_CUDA 0
 #endif
 
-/// The inline namespace inside aitune::lt, named after the settings that change the layer's
-/// classes (AITUNE_WITH_CUDA: DeviceTimer holds a CUDA timer, the default candidates differ).
-/// Two translation units built with different settings then name different classes, so a
-/// program that mixes them fails to link instead of silently using two layouts of one class.
-#if AITUNE_WITH_CUDA
-#define AITUNE_LT_ABI abi_cuda
-#else
-#define AITUNE_LT_ABI abi_cpu
+/// AITUNE_WITH_ONNXRUNTIME: 1 when ONNX Runtime's C API header (`onnxruntime_c_api.h`) is on the
+/// include path, for the OnnxRuntime backend (the library itself is loaded at run time).
+/// AITUNE_WITH_OPENVINO: 1 when OpenVINO (`openvino::runtime`) is linked, for the OpenVino
+/// backend. The CMake project defines both from what it finds; they default to 0.
+#ifndef AITUNE_WITH_ONNXRUNTIME
+#define AITUNE_WITH_ONNXRUNTIME 0
 #endif
+#ifndef AITUNE_WITH_OPENVINO
+#define AITUNE_WITH_OPENVINO 0
+#endif
+
+/// The inline namespace inside aitune::lt, named after the settings that change the layer's
+/// classes (AITUNE_WITH_CUDA: DeviceTimer holds a CUDA timer, the default candidates differ;
+/// AITUNE_WITH_ONNXRUNTIME and AITUNE_WITH_OPENVINO: those backends run or fail). Two translation
+/// units built with different settings then name different classes, so a program that mixes
+/// them fails to link instead of silently using two layouts of one class.
+#if AITUNE_WITH_CUDA
+#define AITUNE_LT_ABI_DEVICE cuda
+#else
+#define AITUNE_LT_ABI_DEVICE cpu
+#endif
+#if AITUNE_WITH_ONNXRUNTIME
+#define AITUNE_LT_ABI_ORT _ort
+#else
+#define AITUNE_LT_ABI_ORT
+#endif
+#if AITUNE_WITH_OPENVINO
+#define AITUNE_LT_ABI_OV _ov
+#else
+#define AITUNE_LT_ABI_OV
+#endif
+#define AITUNE_LT_ABI_JOIN_(device, ort, ov) abi_##device##ort##ov
+#define AITUNE_LT_ABI_JOIN(device, ort, ov) AITUNE_LT_ABI_JOIN_(device, ort, ov)
+#define AITUNE_LT_ABI AITUNE_LT_ABI_JOIN(AITUNE_LT_ABI_DEVICE, AITUNE_LT_ABI_ORT, AITUNE_LT_ABI_OV)
 
 /// True when the LibTorch headers are at least version major.minor.
 #define AITUNE_TORCH_AT_LEAST(major, minor)                                                        \

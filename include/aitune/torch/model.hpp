@@ -41,6 +41,15 @@ struct AotiModelInfo {
   std::map<std::string, std::string> inductor_configs{};  ///< as given to Inductor, as text
 };
 
+/// The model converted for another runtime (ONNX Runtime, OpenVINO) inside a `.pt2` archive, as
+/// tools/export_model.py writes it: the archive records that hold it, and what it recorded.
+struct RuntimeVariantInfo {
+  std::string name;                    ///< "onnx" or "openvino"
+  std::vector<std::string> records{};  ///< the model's files in the archive, in the runtime's order
+  std::string converter_version{};     ///< of the package that converted it (onnx, openvino)
+  std::vector<std::string> input_names{};  ///< its graph's inputs, in order
+};
+
 /// What a torch.export `.pt2` archive (PT2 archive format) holds: ExportedPrograms under
 /// `models/<name>.json`, run by the native runtime, and AOTInductor compilations under
 /// `data/aotinductor/<name>/`, each loaded by its name.
@@ -55,6 +64,17 @@ struct Pt2Archive {
   /// tools/export_model.py recorded them; empty for archives made by other tools, and an empty
   /// shape for an input it did not record.
   std::vector<std::string> input_shapes{};
+  /// The models converted for other runtimes, by variant name ("onnx", "openvino").
+  std::map<std::string, RuntimeVariantInfo> runtime_variants{};
+  /// The variants tools/export_model.py tried and could not make, with the cause it recorded.
+  std::map<std::string, std::string> failed_variants{};
+  /// The program's output structure as a pytree TreeSpec (treespec_dumps), as
+  /// tools/export_model.py recorded it: what the flat outputs of a converted model are rebuilt
+  /// into. Empty for archives made by other tools.
+  std::string output_spec{};
+  /// Which leaves of output_spec are None, in leaf order: a converted model (ONNX, OpenVINO)
+  /// returns no output for them.
+  std::vector<std::size_t> output_none_leaves{};
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
@@ -166,6 +186,58 @@ inline std::string recorded_shape(const nlohmann::json& input) {
   return text;
 }
 
+/// A JSON array of strings, or nothing.
+inline std::vector<std::string> string_list(const nlohmann::json& list) {
+  std::vector<std::string> strings;
+  if (!list.is_array()) return strings;
+  for (const auto& item : list) {
+    if (item.is_string()) strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
+/// What tools/export_model.py recorded of the converted models (aitune.json's "runtimes",
+/// "failed" and "out_spec"). A converted model whose record is missing from the archive is left
+/// out, as is anything of the wrong type.
+inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& archive) {
+  if (const auto spec = recorded.find("out_spec"); spec != recorded.end() && spec->is_string()) {
+    archive.output_spec = spec->get<std::string>();
+  }
+  if (const auto nones = recorded.find("none_leaves");
+      nones != recorded.end() && nones->is_array()) {
+    for (const auto& leaf : *nones) {
+      if (leaf.is_number_unsigned()) archive.output_none_leaves.push_back(leaf.get<std::size_t>());
+    }
+  }
+  if (const auto failed = recorded.find("failed");
+      failed != recorded.end() && failed->is_object()) {
+    for (const auto& [name, cause] : failed->items()) {
+      archive.failed_variants[name] = cause.is_string() ? cause.get<std::string>() : cause.dump();
+    }
+  }
+  const auto runtimes = recorded.find("runtimes");
+  if (runtimes == recorded.end() || !runtimes->is_object()) return;
+  // Each runtime's files, in the order its backend loads them; and the converter's version key.
+  const std::map<std::string, std::pair<std::vector<std::string>, std::string>> layouts{
+      {"onnx", {{"record"}, "onnx"}}, {"openvino", {{"xml", "bin"}, "openvino"}}};
+  for (const auto& [name, layout] : layouts) {
+    const auto found = runtimes->find(name);
+    if (found == runtimes->end() || !found->is_object()) continue;
+    RuntimeVariantInfo info{name};
+    for (const auto& field : layout.first) {
+      const auto record = found->find(field);
+      if (record == found->end() || !record->is_string()) break;
+      info.records.push_back(record->get<std::string>());
+    }
+    if (info.records.size() != layout.first.size()) continue;
+    info.converter_version = found->value(layout.second, std::string());
+    if (const auto inputs = found->find("inputs"); inputs != found->end()) {
+      info.input_names = string_list(*inputs);
+    }
+    archive.runtime_variants.emplace(name, std::move(info));
+  }
+}
+
 }  // namespace detail
 
 /// Reads what a PT2 archive holds; nullopt when `path` is a zip file of another kind (such as a
@@ -200,6 +272,11 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
         }
       }
     }
+    if (variants.is_object()) detail::read_runtime_variants(variants, archive);
+    std::erase_if(archive.runtime_variants, [&](const auto& entry) {
+      return !std::all_of(entry.second.records.begin(), entry.second.records.end(),
+                          [&](const std::string& record) { return reader.hasRecord(record); });
+    });
     if (variants.is_object() && variants.contains("inputs") && variants["inputs"].is_array()) {
       for (const auto& input : variants["inputs"]) {
         const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
@@ -209,6 +286,15 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     }
   }
   return archive;
+}
+
+/// The bytes of the record `name` of the archive at `path` (a converted model's file).
+inline std::string read_archive_record(const std::filesystem::path& path, const std::string& name) {
+  caffe2::serialize::PyTorchStreamReader reader(path.string());
+  if (!reader.hasRecord(name)) {
+    throw Error(fmt::format("'{}' has no record '{}'", path.string(), name));
+  }
+  return read_record(reader, name);
 }
 
 /// The names of the main program's inputs, in order, from its serialized signature

@@ -19,6 +19,8 @@
 #include "aitune/torch/device_timer.hpp"
 #include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/model.hpp"
+#include "aitune/torch/onnx_runtime.hpp"
+#include "aitune/torch/openvino.hpp"
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/tuned_module.hpp"
 #include "aitune/torch/tuning_key.hpp"
@@ -56,14 +58,28 @@ inline namespace AITUNE_LT_ABI {
 
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
-/// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of); for
-/// a TorchScript model, default_candidates(device).
+/// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of), then
+/// its ONNX model on ONNX Runtime and its OpenVINO IR on OpenVINO (in f32, and in bf16 where the
+/// CPU has it), where the archive holds them or records why their conversion failed: such a
+/// candidate's build fails with that cause, as it does where this build or this machine lacks
+/// the runtime, so the report names it. For a TorchScript model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend> default_candidates(const Model& model) {
   if (!model.is_exported()) return default_candidates(model.device);
+  const Pt2Archive& archive = *model.archive;
   const AotiModelInfo* baseline = aoti_baseline_of(model);
   std::vector<AnyBackend> candidates;
-  for (const auto& info : model.archive->aoti_models) {
-    if (&info != baseline) candidates.emplace_back(AOTInductor::from_archive(*model.archive, info));
+  for (const auto& info : archive.aoti_models) {
+    if (&info != baseline) candidates.emplace_back(AOTInductor::from_archive(archive, info));
+  }
+  const auto tried = [&](const std::string& variant) {
+    return archive.runtime_variants.contains(variant) || archive.failed_variants.contains(variant);
+  };
+  if (tried("onnx")) candidates.emplace_back(OnnxRuntime::from_archive(archive));
+  if (tried("openvino")) {
+    candidates.emplace_back(OpenVino::from_archive(archive));
+    if (archive.runtime_variants.contains("openvino") && OpenVino::cpu_has_bf16()) {
+      candidates.emplace_back(OpenVino::from_archive(archive, OpenVino::Precision::bf16));
+    }
   }
   return candidates;
 }
