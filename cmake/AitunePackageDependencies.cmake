@@ -137,25 +137,26 @@ endmacro()
 # join the candidates, and adds them to `aitune::torch` where found; without them the backends
 # are still there and their builds fail with the reason. Called by aitune_find_torch, so the
 # project and a consumer's find_package(aitune COMPONENTS torch) find them alike.
-#   OpenVINO      its CMake package (the openvino wheel ships one, found through
-#                 AITUNE_TORCH_PYTHON; or OpenVINO_DIR), 2024.0 or newer: links openvino::runtime
+#   OpenVINO      its CMake package (the openvino wheel ships one, found beside the torch wheel
+#                 LibTorch came from; or OpenVINO_DIR), 2024.0 or newer: links openvino::runtime
 #                 and defines AITUNE_WITH_OPENVINO=1.
 #   ONNX Runtime  loaded at run time (dlopen) through its versioned C API: needs only the header
 #                 onnxruntime_c_api.h, in ONNXRUNTIME_INCLUDE_DIR (tools/fetch-onnxruntime-
 #                 headers.sh puts Debian's in .deps/onnxruntime/include), for
 #                 AITUNE_WITH_ONNXRUNTIME=1; the library, AITUNE_ONNXRUNTIME_LIBRARY, defaults to
-#                 the onnxruntime wheel's (AITUNE_TORCH_PYTHON), and the environment variable of
+#                 the onnxruntime wheel's beside the torch wheel, and the environment variable of
 #                 that name overrides it at run time.
 # AITUNE_FIND_RUNTIMES=OFF leaves both out. Sets AITUNE_HAVE_OPENVINO and AITUNE_HAVE_ONNXRUNTIME.
 macro(aitune_find_runtimes)
   set(AITUNE_HAVE_OPENVINO OFF)
   set(AITUNE_HAVE_ONNXRUNTIME OFF)
   if(NOT DEFINED AITUNE_FIND_RUNTIMES OR AITUNE_FIND_RUNTIMES)
+    # The site-packages the wheels live in: the torch wheel's (Torch_DIR is
+    # <site>/torch/share/cmake/Torch), where the runtimes' wheels are installed beside it.
     set(_aitune_site "")
-    if(AITUNE_TORCH_PYTHON)
-      execute_process(
-        COMMAND "${AITUNE_TORCH_PYTHON}" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-        OUTPUT_VARIABLE _aitune_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    get_filename_component(_aitune_torch_site "${Torch_DIR}/../../../.." ABSOLUTE)
+    if(Torch_DIR AND EXISTS "${_aitune_torch_site}/torch/__init__.py")
+      set(_aitune_site "${_aitune_torch_site}")
     endif()
     # OpenVINO: the wheel's package asks for no version here (its version file refuses a
     # request for an older major, e.g. find_package(OpenVINO 2024) rejects 2026.4); checked below.
@@ -182,12 +183,15 @@ macro(aitune_find_runtimes)
     find_path(ONNXRUNTIME_INCLUDE_DIR onnxruntime_c_api.h
               HINTS ${AITUNE_ONNXRUNTIME_HEADER_HINTS} PATH_SUFFIXES onnxruntime
               DOC "Folder of ONNX Runtime's onnxruntime_c_api.h (tools/fetch-onnxruntime-headers.sh)")
-    if(NOT AITUNE_ONNXRUNTIME_LIBRARY AND _aitune_site)
+    # Looked for again when the one found before is gone (a wheel upgrade renames it).
+    if((NOT AITUNE_ONNXRUNTIME_LIBRARY OR NOT EXISTS "${AITUNE_ONNXRUNTIME_LIBRARY}")
+       AND _aitune_site)
       file(GLOB _aitune_ort_libraries "${_aitune_site}/onnxruntime/capi/libonnxruntime.so*")
       if(_aitune_ort_libraries)
         list(GET _aitune_ort_libraries 0 _aitune_ort_library)
         set(AITUNE_ONNXRUNTIME_LIBRARY "${_aitune_ort_library}" CACHE FILEPATH
-            "The ONNX Runtime library the OnnxRuntime backend loads (the environment variable of this name overrides it at run time)")
+            "The ONNX Runtime library the OnnxRuntime backend loads (the environment variable of this name overrides it at run time)"
+            FORCE)
       endif()
     endif()
     if(ONNXRUNTIME_INCLUDE_DIR)
@@ -198,8 +202,11 @@ macro(aitune_find_runtimes)
       set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
                                                         AITUNE_WITH_ONNXRUNTIME=1)
       if(AITUNE_ONNXRUNTIME_LIBRARY)
+        # The path as a C string literal.
+        string(REPLACE "\\" "\\\\" _aitune_ort_literal "${AITUNE_ONNXRUNTIME_LIBRARY}")
+        string(REPLACE "\"" "\\\"" _aitune_ort_literal "${_aitune_ort_literal}")
         set_property(TARGET aitune::torch APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
-                     "AITUNE_ONNXRUNTIME_LIBRARY_PATH=\"${AITUNE_ONNXRUNTIME_LIBRARY}\"")
+                     "AITUNE_ONNXRUNTIME_LIBRARY_PATH=\"${_aitune_ort_literal}\"")
         message(STATUS "aitune: ONNX Runtime headers at ${ONNXRUNTIME_INCLUDE_DIR}, library "
                        "${AITUNE_ONNXRUNTIME_LIBRARY}")
       else()

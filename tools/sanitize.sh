@@ -18,9 +18,10 @@ tools/setup-venv.sh
 
 # Compile-only checks (concepts, docs) gain nothing from the sanitizers, and the README's minimal
 # server is inference-server's path again (which runs here): they run in the primary preset only.
-# So do the ONNX Runtime and OpenVINO tests (label runtimes): both are uninstrumented binaries,
-# so the sanitizers would check only our side of the boundary (tensors handed over by pointer and
-# byte count, outputs copied out), and CI's time is better spent elsewhere (docs/platforms.md).
+# The sanitizer presets build without ONNX Runtime and OpenVINO (AITUNE_FIND_RUNTIMES=OFF), and
+# leave out their tests (label runtimes): both are uninstrumented binaries, so the sanitizers
+# would check only our side of the boundary (tensors handed over by pointer and byte count,
+# outputs copied out), and CI's time is better spent elsewhere (docs/runtimes.md).
 run_address() {
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)"
   cmake --preset sanitize >/dev/null

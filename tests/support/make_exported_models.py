@@ -126,7 +126,7 @@ MODELS = {
     "bert": Model(bert, TOKENS, RUNTIMES),
     "gpt2": Model(gpt2, TOKENS),
     "rendezvous": Model(Rendezvous, ["1x8"]),
-    "no_onnx": Model(NoOnnx, ["6x8"], RUNTIMES, ("onnx", "openvino")),
+    "no_onnx": Model(NoOnnx, ["1x6x8"], RUNTIMES, ("onnx", "openvino")),
 }
 
 

@@ -32,9 +32,9 @@
 /// units built with different settings then name different classes, so a program that mixes
 /// them fails to link instead of silently using two layouts of one class.
 #if AITUNE_WITH_CUDA
-#define AITUNE_LT_ABI_DEVICE cuda
+#define AITUNE_LT_ABI_DEVICE abi_cuda
 #else
-#define AITUNE_LT_ABI_DEVICE cpu
+#define AITUNE_LT_ABI_DEVICE abi_cpu
 #endif
 #if AITUNE_WITH_ONNXRUNTIME
 #define AITUNE_LT_ABI_ORT _ort
@@ -46,7 +46,7 @@
 #else
 #define AITUNE_LT_ABI_OV
 #endif
-#define AITUNE_LT_ABI_JOIN_(device, ort, ov) abi_##device##ort##ov
+#define AITUNE_LT_ABI_JOIN_(device, ort, ov) device##ort##ov
 #define AITUNE_LT_ABI_JOIN(device, ort, ov) AITUNE_LT_ABI_JOIN_(device, ort, ov)
 #define AITUNE_LT_ABI AITUNE_LT_ABI_JOIN(AITUNE_LT_ABI_DEVICE, AITUNE_LT_ABI_ORT, AITUNE_LT_ABI_OV)
 

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -96,7 +97,7 @@ struct ConvertedModel {
 
   /// The sample's tensor for the graph's input `i`, contiguous on the CPU.
   [[nodiscard]] at::Tensor input(const Sample& sample, std::size_t i,
-                                 const std::string& runtime) const {
+                                 std::string_view runtime) const {
     const std::size_t index = input_order.at(i);
     if (index >= sample.size()) {
       throw Error(fmt::format("{} takes {} inputs; the sample has {}", runtime, input_order.size(),

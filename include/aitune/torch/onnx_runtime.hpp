@@ -87,6 +87,7 @@ struct OrtLibrary {
     if (base == nullptr) {
       library.error =
           fmt::format("'{}' is no ONNX Runtime library (it has no OrtGetApiBase)", path);
+      ::dlclose(handle);
       return library;
     }
     library.version = base->GetVersionString();
@@ -95,6 +96,7 @@ struct OrtLibrary {
       library.error = fmt::format("ONNX Runtime {} at '{}' does not offer C API version {}, which "
                                   "these headers need (a library older than the headers)",
                                   library.version, path, ORT_API_VERSION);
+      ::dlclose(handle);
       return library;
     }
     if (OrtStatus* status =
@@ -158,6 +160,9 @@ inline std::optional<c10::ScalarType> torch_dtype(ONNXTensorElementDataType type
 /// One ONNX Runtime session and the names of its graph's inputs and outputs. Released with it.
 struct OrtSessionState {
   const OrtLibrary* ort = nullptr;
+  /// What releases the session: the API itself, which outlives the process's OrtLibrary object
+  /// (a module destroyed at exit, after that static, still releases its session).
+  const OrtApi* api = nullptr;
   OrtSession* session = nullptr;
   OrtMemoryInfo* cpu = nullptr;
   std::vector<std::string> input_names{};
@@ -169,9 +174,9 @@ struct OrtSessionState {
   OrtSessionState(const OrtSessionState&) = delete;
   OrtSessionState& operator=(const OrtSessionState&) = delete;
   ~OrtSessionState() {
-    if (ort == nullptr) return;
-    if (cpu != nullptr) ort->api->ReleaseMemoryInfo(cpu);
-    if (session != nullptr) ort->api->ReleaseSession(session);
+    if (api == nullptr) return;
+    if (cpu != nullptr) api->ReleaseMemoryInfo(cpu);
+    if (session != nullptr) api->ReleaseSession(session);
   }
 };
 
@@ -266,13 +271,16 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
  private:
   friend class BackendLifecycle<OnnxRuntime>;
 
+  /// In the errors of a call (not describe(): that formats a string, and calls must not).
+  static constexpr const char* runtime_name = "ONNX Runtime";
+
   void do_build(const Model& model, std::span<const Sample> /*samples*/) {
     if (model.archive && !package_.empty() && model.archive->path != package_) {
       throw Error(fmt::format("{} was made for '{}', but the model is '{}'", describe(),
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, "onnx", "ONNX Runtime");
+    converted_ = ConvertedModel::read(model, "onnx", runtime_name);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("ONNX Runtime runs on the CPU here (its CPU provider); the model is "
                               "tuned on {}",
@@ -289,6 +297,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     if (!ort.error.empty()) throw Error(ort.error);
     auto state = std::make_shared<detail::OrtSessionState>();
     state->ort = &ort;
+    state->api = ort.api;
     OrtSessionOptions* options = nullptr;
     ort.check(ort.api->CreateSessionOptions(&options), "session options");
     const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> owned_options(
@@ -320,8 +329,13 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
         ort.check(inputs ? ort.api->SessionGetInputName(state->session, i, allocator, &name)
                          : ort.api->SessionGetOutputName(state->session, i, allocator, &name),
                   "graph signature");
+        const auto free_name = [&](char* text) {
+          if (OrtStatus* status = ort.api->AllocatorFree(allocator, text)) {
+            ort.api->ReleaseStatus(status);
+          }
+        };
+        const std::unique_ptr<char, decltype(free_name)> owned_name(name, free_name);
         result.emplace_back(name);
-        ort.check(ort.api->AllocatorFree(allocator, name), "graph signature");
       }
       return result;
     };
@@ -359,7 +373,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
       }
     } release{ort.api, &values};
     for (std::size_t i = 0; i < count; ++i) {
-      inputs.push_back(converted_.input(sample, i, describe()));
+      inputs.push_back(converted_.input(sample, i, runtime_name));
       const at::Tensor& input = inputs.back();
       const auto type = detail::onnx_element_type(input.scalar_type());
       if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {

@@ -78,8 +78,10 @@ inline std::optional<c10::ScalarType> torch_dtype(const ov::element::Type& type)
   return std::nullopt;
 }
 
-/// A compiled model and its one infer request.
+/// A compiled model and its one infer request, with the weights they may point into (OpenVINO
+/// reads a model's weights from the tensor it is given, without copying them).
 struct OpenVinoState {
+  std::shared_ptr<const std::string> weights;
   ov::CompiledModel compiled;
   ov::InferRequest request;
   std::size_t inputs = 0;
@@ -181,6 +183,9 @@ class OpenVino : public BackendLifecycle<OpenVino> {
  private:
   friend class BackendLifecycle<OpenVino>;
 
+  /// In the errors of a call (not describe(): that formats a string, and calls must not).
+  static constexpr const char* runtime_name = "OpenVINO";
+
   [[nodiscard]] const char* precision_name() const noexcept {
     return precision_ == Precision::bf16 ? "bf16" : "f32";
   }
@@ -191,7 +196,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, "openvino", "OpenVINO");
+    converted_ = ConvertedModel::read(model, "openvino", runtime_name);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("OpenVINO runs on the CPU here (its CPU device); the model is "
                               "tuned on {}",
@@ -210,17 +215,18 @@ class OpenVino : public BackendLifecycle<OpenVino> {
 #if AITUNE_WITH_OPENVINO
     try {
       ov::Core& core = detail::openvino_core();
-      const std::string& weights = converted_.files.at(1);
-      // read_model may keep pointing into the weights: they are ours until the model is compiled.
-      const ov::Tensor weight_tensor(ov::element::u8, ov::Shape{weights.size()},
-                                     const_cast<char*>(weights.data()));
+      if (!weights_)
+        weights_ = std::make_shared<const std::string>(std::move(converted_.files.at(1)));
+      auto state = std::make_shared<detail::OpenVinoState>();
+      state->weights = weights_;  // the model and its compilation may point into them
+      const ov::Tensor weight_tensor(ov::element::u8, ov::Shape{weights_->size()},
+                                     const_cast<char*>(weights_->data()));
       const std::shared_ptr<ov::Model> graph =
           core.read_model(converted_.files.at(0), weight_tensor);
       ov::AnyMap config{ov::hint::performance_mode(ov::hint::PerformanceMode::LATENCY),
                         ov::hint::inference_precision(
                             precision_ == Precision::bf16 ? ov::element::bf16 : ov::element::f32)};
       if (threads_ > 0) config.emplace(ov::inference_num_threads(threads_));
-      auto state = std::make_shared<detail::OpenVinoState>();
       state->compiled = core.compile_model(graph, "CPU", config);
       state->request = state->compiled.create_infer_request();
       state->inputs = state->compiled.inputs().size();
@@ -251,7 +257,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     std::vector<at::Tensor> flat;
     try {
       for (std::size_t i = 0; i < state.inputs; ++i) {
-        inputs.push_back(converted_.input(sample, i, describe()));
+        inputs.push_back(converted_.input(sample, i, runtime_name));
         const at::Tensor& input = inputs.back();
         const auto type = detail::openvino_element_type(input.scalar_type());
         if (type == ov::element::dynamic) {
@@ -298,6 +304,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
   std::string unknown_structure_{};
+  std::shared_ptr<const std::string> weights_{};  ///< the IR's weights, once built
 #if AITUNE_WITH_OPENVINO
   std::shared_ptr<detail::OpenVinoState> state_{};
 #else
