@@ -42,12 +42,11 @@ struct AotiModelInfo {
 };
 
 /// The model converted for another runtime (ONNX Runtime, OpenVINO) inside a `.pt2` archive, as
-/// tools/export_model.py writes it: the archive records that hold it, and what it recorded.
+/// tools/export_model.py writes it: the archive records that hold it. (Its inputs' names are the
+/// graph's own, which the backend reads from the loaded model.)
 struct RuntimeVariantInfo {
   std::string name;                    ///< "onnx" or "openvino"
   std::vector<std::string> records{};  ///< the model's files in the archive, in the runtime's order
-  std::string converter_version{};     ///< of the package that converted it (onnx, openvino)
-  std::vector<std::string> input_names{};  ///< its graph's inputs, in order
 };
 
 /// What a torch.export `.pt2` archive (PT2 archive format) holds: ExportedPrograms under
@@ -186,16 +185,6 @@ inline std::string recorded_shape(const nlohmann::json& input) {
   return text;
 }
 
-/// A JSON array of strings, or nothing.
-inline std::vector<std::string> string_list(const nlohmann::json& list) {
-  std::vector<std::string> strings;
-  if (!list.is_array()) return strings;
-  for (const auto& item : list) {
-    if (item.is_string()) strings.push_back(item.get<std::string>());
-  }
-  return strings;
-}
-
 /// What tools/export_model.py recorded of the converted models (aitune.json's "runtimes",
 /// "failed" and "out_spec"). A converted model whose record is missing from the archive is left
 /// out, as is anything of the wrong type.
@@ -217,23 +206,19 @@ inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& ar
   }
   const auto runtimes = recorded.find("runtimes");
   if (runtimes == recorded.end() || !runtimes->is_object()) return;
-  // Each runtime's files, in the order its backend loads them; and the converter's version key.
-  const std::map<std::string, std::pair<std::vector<std::string>, std::string>> layouts{
-      {"onnx", {{"record"}, "onnx"}}, {"openvino", {{"xml", "bin"}, "openvino"}}};
-  for (const auto& [name, layout] : layouts) {
+  // Each runtime's files, in the order its backend loads them.
+  const std::map<std::string, std::vector<std::string>> layouts{{"onnx", {"record"}},
+                                                                {"openvino", {"xml", "bin"}}};
+  for (const auto& [name, fields] : layouts) {
     const auto found = runtimes->find(name);
     if (found == runtimes->end() || !found->is_object()) continue;
     RuntimeVariantInfo info{name};
-    for (const auto& field : layout.first) {
+    for (const auto& field : fields) {
       const auto record = found->find(field);
       if (record == found->end() || !record->is_string()) break;
       info.records.push_back(record->get<std::string>());
     }
-    if (info.records.size() != layout.first.size()) continue;
-    info.converter_version = found->value(layout.second, std::string());
-    if (const auto inputs = found->find("inputs"); inputs != found->end()) {
-      info.input_names = string_list(*inputs);
-    }
+    if (info.records.size() != fields.size()) continue;
     archive.runtime_variants.emplace(name, std::move(info));
   }
 }
