@@ -3,13 +3,17 @@ set(consumer_src "${CMAKE_CURRENT_SOURCE_DIR}/consumer")
 set(consumer_bin "${CMAKE_CURRENT_BINARY_DIR}/consumer")
 set(install_prefix "${CMAKE_CURRENT_BINARY_DIR}/consumer/install-prefix")
 
-# Forward the build's compiler and where the dependencies were found.
+# Forward the build's compiler, the test programs' optimisation (packaging is what is checked)
+# and where the dependencies were found.
 set(consumer_common_options
     "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
     "-DCMAKE_BUILD_TYPE=Release"
     "-Dfmt_DIR=${fmt_DIR}"
     "-Dnlohmann_json_DIR=${nlohmann_json_DIR}"
     "-DAITUNE_VENDORED_INCLUDE_DIR=${AITUNE_VENDORED_INCLUDE_DIR}")
+if(AITUNE_TEST_OPTIMIZATION)
+  list(APPEND consumer_common_options "-DCMAKE_CXX_FLAGS_RELEASE=${AITUNE_TEST_OPTIMIZATION} -DNDEBUG")
+endif()
 
 # DIR names the consumer's build folder apart from the test's name: LibTorch's CUDA probe (and
 # other try_compile steps under Unix Makefiles) cannot compile in a path with spaces or brackets.

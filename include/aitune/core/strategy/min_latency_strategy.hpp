@@ -286,6 +286,8 @@ class MinLatencyStrategy {
 
  private:
   using Result = result_type;
+  /// `at_sample` when no sample is running.
+  static constexpr std::size_t no_sample = std::numeric_limits<std::size_t>::max();
 
   /// What the report calls a backend. Backends are user code: when `describe()` or `key()`
   /// throws, the backend is named by its position and `failure` says why (it is never built).
@@ -444,7 +446,9 @@ class MinLatencyStrategy {
 
   bool build_and_check(Run& run, B& backend, CandidateReport& entry, bool is_baseline) {
     PrepareStep step = PrepareStep::build;
-    std::optional<std::size_t> at_sample;  // the sample running when a step threw
+    // The sample running when a step threw. A plain index with a sentinel, not an optional:
+    // GCC 12 at -O1 takes an optional's payload here for "maybe uninitialized".
+    std::size_t at_sample = no_sample;
     try {
       backend.build(run.model, run.samples);
       if (is_baseline) {
@@ -454,14 +458,14 @@ class MinLatencyStrategy {
         step = PrepareStep::run_samples;
         if (config_.correctness_check()) {
           const double pass_start_ms = timer_.now_ms();
-          for (at_sample = 0; *at_sample < run.checked_samples; ++*at_sample) {
+          for (at_sample = 0; at_sample < run.checked_samples; ++at_sample) {
             stop_if_cancelled_during(run, entry);
             const double call_start_ms = timer_.now_ms();
-            run.reference_outputs.push_back(backend.infer(run.samples[*at_sample]));
-            bound_reference_pass(run, *at_sample + 1, timer_.now_ms() - pass_start_ms,
+            run.reference_outputs.push_back(backend.infer(run.samples[at_sample]));
+            bound_reference_pass(run, at_sample + 1, timer_.now_ms() - pass_start_ms,
                                  timer_.now_ms() - call_start_ms);
           }
-          at_sample.reset();
+          at_sample = no_sample;
           if (run.checked_samples < run.samples.size()) note_bounded_pass(run, entry);
           note_reference_warnings(run, entry);
         }
@@ -477,8 +481,8 @@ class MinLatencyStrategy {
       throw;  // with the report so far (stop_if_cancelled_during)
     } catch (...) {
       std::string cause = failure_text();
-      if (at_sample && run.samples.size() > 1) {
-        cause = fmt::format("sample {} of {}: {}", *at_sample, run.samples.size(), cause);
+      if (at_sample != no_sample && run.samples.size() > 1) {
+        cause = fmt::format("sample {} of {}: {}", at_sample, run.samples.size(), cause);
       }
       // The baseline's reasons name their step; a candidate's failed build is its cause alone.
       const bool named = is_baseline || step != PrepareStep::build;
@@ -540,7 +544,7 @@ class MinLatencyStrategy {
   /// accuracy is, per output, the worst over the samples. `at_sample` follows the sample being
   /// run, for the reason when a call throws.
   OutputCheck check_outputs(B& candidate, Run& run, CandidateReport& entry,
-                            std::optional<std::size_t>& at_sample) {
+                            std::size_t& at_sample) {
     OutputCheck merged;
     for (std::size_t i = 0; i < run.checked_samples; ++i) {
       stop_if_cancelled_during(run, entry);
