@@ -2,14 +2,15 @@
 # Installs the Debian 12 packages aitune-cpp needs to build, test and tune real models, plus
 # any named on the command line. Runs apt-get only when something is missing; needs root (uses
 # sudo when not root). PyTorch 2.x, the primary platform, comes from PyPI: tools/setup-venv.sh.
+# Debian's LibTorch 1.13 (the oldest supported, preset ci-libtorch1.13, run on demand) is
+# `tools/install-deps.sh libtorch-dev python3-torch python3-torchvision`: tools/run-tests.sh asks
+# for it when that preset runs.
 set -euo pipefail
 
 packages=(
   g++ cmake ninja-build git clang-format  # toolchain
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
   libcli11-dev                             # the command-line parser of aitune-tune
-  libtorch-dev                             # the oldest supported LibTorch (1.13, CPU)
-  python3-torch python3-torchvision        # to trace its real models at set-up (random weights)
   librsvg2-bin                             # rsvg-convert: the tests render the SVG report
   doxygen                                  # the API reference (target docs), checked by a test
   "$@"

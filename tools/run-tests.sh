@@ -3,22 +3,28 @@
 # the tested PyTorch versions from PyPI into .venv/ and .venv-2.15/), then configures, builds and
 # runs ctest on each platform:
 #   ci               PyTorch 2.11 (the GPU machine's, the primary platform): every test
-#   ci-2.15          PyTorch 2.15 (PyPI's newest): every test that depends on the LibTorch
-#   ci-libtorch1.13  Debian's LibTorch 1.13 (the oldest supported): the same
+#   ci-2.15          PyTorch 2.15 (PyPI's newest): every test that depends on the LibTorch, less
+#                    the scenarios (label scenario)
 # then the CPU suite again on 2.11 under AddressSanitizer and UndefinedBehaviorSanitizer
 # (tools/sanitize.sh address). Prints what each step took. AITUNE_PRESETS="ci" runs only the
-# presets named; AITUNE_SANITIZE=0 skips the sanitizer run. docs/platforms.md says why CI runs
-# what it runs.
+# presets named; AITUNE_SANITIZE=0 skips the sanitizer run. On demand (before a release, and
+# after a change to the LibTorch layer), AITUNE_PRESETS="ci-libtorch1.13" adds Debian's LibTorch
+# 1.13 (the oldest supported; the same tests as ci-2.15), installing it first.
+# docs/platforms.md says why CI runs what it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-presets="${AITUNE_PRESETS:-ci ci-2.15 ci-libtorch1.13}"
+presets="${AITUNE_PRESETS:-ci ci-2.15}"
 times=()
 step() {  # step NAME COMMAND...: runs it and keeps how long it took
   local start=$SECONDS
   "${@:2}"
   times+=("$(printf '%-22s %5d s' "$1" $((SECONDS - start)))")
 }
-step "Debian packages" tools/install-deps.sh
+libtorch113=()
+if [[ " $presets " == *" ci-libtorch1.13 "* ]]; then
+  libtorch113=(libtorch-dev python3-torch python3-torchvision)
+fi
+step "Debian packages" tools/install-deps.sh "${libtorch113[@]}"
 step "venv 2.11" tools/setup-venv.sh 2.11  # the primary presets' and the sanitizer run's
 if [[ " $presets " == *" ci-2.15 "* ]]; then
   step "venv 2.15" tools/setup-venv.sh 2.15
