@@ -1024,11 +1024,18 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   const std::string baseline =
       report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
   environment["baseline"] = baseline;
-  if (report.baseline_selected) {
-    print_report("selected {}: no candidate beat the baseline {}\n", report.selected, baseline);
+  // A machine busy with other work is named on the summary line too (the report's why has it).
+  const std::optional<aitune::BusyMachine>& busy = report.measurement.busy;
+  const std::string busy_note = busy ? "; " + busy->text : "";
+  if (busy && busy->undecided) {
+    print_report("selected {}: undecided, the baseline {} kept{}\n", report.selected, baseline,
+                 busy_note);
+  } else if (report.baseline_selected) {
+    print_report("selected {}: no candidate beat the baseline {}{}\n", report.selected, baseline,
+                 busy_note);
   } else if (selected != nullptr && selected->speedup) {
-    print_report("selected {}: {} faster than the baseline {}\n", report.selected,
-                 format_speedup(*selected->speedup), baseline);
+    print_report("selected {}: {} faster than the baseline {}{}\n", report.selected,
+                 format_speedup(*selected->speedup), baseline, busy_note);
   } else {
     print_report("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
   }

@@ -11,6 +11,7 @@
 #include "aitune/core/cache/settings_key.hpp"
 #include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
+#include "aitune/core/decision/busy_machine.hpp"
 #include "aitune/core/decision/decider.hpp"
 #include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/decision/results.hpp"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -588,6 +589,155 @@ TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
     CHECK_THAT(result.report.candidates[1].reason,
                Catch::Contains("the tuning's time budget was spent"));
   }
+}
+
+TEST_CASE("A race that ends undecided on a machine too busy to decide says so, with the noise; "
+          "an idle one that ends undecided does not",
+          "[race][busy]") {
+  SECTION("busy: a quarter of the calls 3-40x slower, a candidate truly 2x faster") {
+    // What another process on one core does to LibTorch's spinning threads (issue 27).
+    const LatencyModel busy{10.0, 0.3, 0.25, 3.0, 40.0};
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      SimulatedMachine machine(seed);
+      machine.baseline = busy;
+      auto strategy = make_sim_strategy(
+          machine, {SimulatedBackend("Twice", busy.with_median(5.0))},
+          StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(1'500.0)));
+      const auto result = strategy.tune(machine, one);
+      const MeasurementReport& m = result.report.measurement;
+      INFO("seed " << seed << ": " << result.report.decision);
+      REQUIRE(result.baseline_selected());
+      CHECK(m.stop_reason == StopReason::time_budget);
+      REQUIRE(m.busy);
+      CHECK(m.busy->undecided);
+      CHECK((m.busy->baseline_spread >= 1.5 || m.busy->baseline_tail >= 5.0 ||
+             (m.busy->ratio_span && *m.busy->ratio_span >= 2.0)));
+      CHECK(m.busy->baseline_spread ==
+            Approx(result.report.baseline->latency->p90 / result.report.baseline->latency->median));
+      CHECK_THAT(result.report.decision,
+                 Catch::StartsWith("no candidate was faster with confidence") &&
+                     Catch::Contains("; the machine was too busy to decide: the baseline's p90 "
+                                     "was ") &&
+                     Catch::Contains("x its median and its p99 ") &&
+                     Catch::EndsWith("measure on an idle machine, or with fewer threads than it "
+                                     "has cores free"));
+      CHECK_THAT(render_table(result.report),
+                 Catch::Contains("why: ") && Catch::Contains("too busy to decide"));
+      // The verdict goes to the JSON and comes back from it.
+      const TuneReport back = report_from_json(to_json(result.report));
+      REQUIRE(back.measurement.busy);
+      CHECK(back.measurement.busy->undecided);
+      CHECK(back.measurement.busy->text == m.busy->text);
+      CHECK(back.measurement.busy->baseline_cv == Approx(m.busy->baseline_cv));
+      CHECK(back.measurement.busy->baseline_tail == Approx(m.busy->baseline_tail));
+      CHECK(back.measurement.busy->ratio_span.has_value() == m.busy->ratio_span.has_value());
+    }
+  }
+  SECTION("idle: identical backends under this machine's usual noise, the budget spent") {
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      SimulatedMachine machine(seed);
+      machine.baseline = noisy(10.0);
+      auto strategy = make_sim_strategy(
+          machine, {SimulatedBackend("Same", noisy(10.0))},
+          StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(500.0)));
+      const auto result = strategy.tune(machine, one);
+      CHECK(result.report.measurement.stop_reason == StopReason::time_budget);
+      CHECK(result.baseline_selected());
+      CHECK_FALSE(result.report.measurement.busy);
+      CHECK_THAT(result.report.decision, !Catch::Contains("busy"));
+      CHECK(to_json(result.report)["measurement"]["busy"].is_null());
+    }
+  }
+  SECTION("busy, and decided: a candidate 4x faster switches, and the report says the latencies "
+          "are a busy machine's") {
+    const LatencyModel busy{10.0, 0.05, 0.25, 3.0, 40.0};
+    SimulatedMachine machine(4);
+    machine.baseline = busy;
+    auto strategy = make_sim_strategy(machine, {SimulatedBackend("Quad", busy.with_median(2.5))});
+    const auto result = strategy.tune(machine, one);
+    INFO(result.report.decision);
+    REQUIRE(result.report.selected == "Quad()");
+    REQUIRE(result.report.measurement.busy);
+    CHECK_FALSE(result.report.measurement.busy->undecided);
+    CHECK_THAT(result.report.decision,
+               Catch::StartsWith("Quad() is faster than the baseline with confidence") &&
+                   Catch::Contains("; the machine was busy while measuring: the baseline's p90 "
+                                   "was ") &&
+                   Catch::EndsWith("the decision holds at its level, but these latencies are "
+                                   "not an idle machine's: tune on one to confirm them"));
+  }
+}
+
+TEST_CASE("The busy-machine verdict: the baseline's spread or tail past its threshold, or the "
+          "best's interval where the race ended undecided",
+          "[busy]") {
+  CandidateReport baseline{"TorchEager()", "eager"};
+  baseline.latency = LatencyStats::from_samples(std::vector<double>{10, 10, 10, 11, 12, 30, 10});
+  const double spread = baseline.latency->p90 / baseline.latency->median;
+  REQUIRE(spread >= 1.5);
+  MeasurementReport m;
+  m.stop_reason = StopReason::time_budget;
+  const auto busy = judge_busy_machine(m, baseline, nullptr, true);
+  REQUIRE(busy);
+  CHECK(busy->undecided);
+  CHECK(busy->baseline_spread == Approx(spread));
+  CHECK_FALSE(busy->ratio_span);
+  CHECK_THAT(busy->text, Catch::StartsWith("the machine was too busy to decide: ") &&
+                             Catch::Contains(fmt::format("p90 was {:.1f}x its median", spread)));
+  // A decided race (settled, or the sequential schedule's stop rule), or a switch, is busy
+  // while measuring but decided.
+  for (StopReason decided : {StopReason::settled, StopReason::stop_rule, StopReason::fixed_rounds,
+                             StopReason::nothing_left, StopReason::not_measured}) {
+    m.stop_reason = decided;
+    const auto verdict = judge_busy_machine(m, baseline, nullptr, true);
+    REQUIRE(verdict);
+    CHECK_FALSE(verdict->undecided);
+    CHECK_THAT(verdict->text, Catch::StartsWith("the machine was busy while measuring: "));
+  }
+  for (StopReason undecided : {StopReason::time_budget, StopReason::round_budget,
+                               StopReason::call_budget, StopReason::looks_used}) {
+    m.stop_reason = undecided;
+    CHECK(judge_busy_machine(m, baseline, nullptr, true)->undecided);
+    CHECK_FALSE(judge_busy_machine(m, baseline, nullptr, false)->undecided);
+  }
+  // A tight body with a few calls in a hundred 20x slower: the p99 says busy, the p90 does not.
+  std::vector<double> tail(200, 10.0);
+  for (std::size_t i = 0; i < 200; i += 40)
+    tail[i] = 200.0;
+  baseline.latency = LatencyStats::from_samples(tail);
+  const auto by_tail = judge_busy_machine(m, baseline, nullptr, true);
+  REQUIRE(by_tail);
+  CHECK(by_tail->baseline_spread < 1.5);
+  CHECK(by_tail->baseline_tail >= 5.0);
+  CHECK_THAT(by_tail->text, Catch::Contains("its p99 20.0x"));
+  // A steady baseline, and a best candidate whose interval spans 1.9x, then 2.5x; a narrow
+  // interval is not named as noise, nor a wide one in a decided race.
+  baseline.latency = LatencyStats::from_samples(std::vector<double>{10, 10.2, 10.1, 10.4, 9.9});
+  CandidateReport best{"Fast()", "fast"};
+  best.vs_baseline = RatioReport{0.8, 0.6, 1.14, 0.997, 12};
+  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  best.vs_baseline = RatioReport{0.8, 0.75, 0.85, 0.997, 12};
+  const auto narrow = judge_busy_machine(m, baseline, &best, true, BusyThresholds{1.01, 5.0, 2.0});
+  REQUIRE(narrow);
+  CHECK_THAT(narrow->text, !Catch::Contains("Fast()"));
+  best.vs_baseline = RatioReport{0.8, 0.4, 1.0, 0.997, 12};
+  const auto wide = judge_busy_machine(m, baseline, &best, true);
+  REQUIRE(wide);
+  REQUIRE(wide->ratio_span);
+  CHECK(*wide->ratio_span == Approx(2.5));
+  CHECK_THAT(wide->text, Catch::Contains("Fast()'s ratio to it anywhere in [0.400, 1.000]"));
+  CHECK_FALSE(judge_busy_machine(m, baseline, &best, false));
+  m.stop_reason = StopReason::settled;
+  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  // Too few rounds for the level: no bound, so no span to judge.
+  m.stop_reason = StopReason::time_budget;
+  best.vs_baseline = RatioReport{0.8, -std::numeric_limits<double>::infinity(),
+                                 std::numeric_limits<double>::infinity(), 0.997, 2};
+  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  // Thresholds are the caller's; a baseline never measured has no verdict.
+  CHECK(judge_busy_machine(m, baseline, nullptr, true, BusyThresholds{1.01, 5.0, 2.0}));
+  baseline.latency.reset();
+  CHECK_FALSE(judge_busy_machine(m, baseline, nullptr, true, BusyThresholds{1.01, 5.0, 2.0}));
 }
 
 TEST_CASE("A baseline that fails during the race is a warning; the candidates still compete",

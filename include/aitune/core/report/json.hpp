@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace aitune {
@@ -131,7 +132,18 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                          {"calls", m.calls},
                          {"stop_reason", to_string(m.stop_reason)},
                          {"stop_detail", m.stop_detail},
-                         {"confidence", m.confidence}};
+                         {"confidence", m.confidence},
+                         {"busy", nullptr}};
+  if (m.busy) {
+    json["measurement"]["busy"] = {{"undecided", m.busy->undecided},
+                                   {"baseline_p90_over_median", m.busy->baseline_spread},
+                                   {"baseline_p99_over_median", m.busy->baseline_tail},
+                                   {"baseline_cv", m.busy->baseline_cv},
+                                   {"ratio_span", m.busy->ratio_span
+                                                      ? nlohmann::json(*m.busy->ratio_span)
+                                                      : nlohmann::json(nullptr)},
+                                   {"text", m.busy->text}};
+  }
   json["baseline"] = report.baseline ? detail::candidate_to_json(*report.baseline, options)
                                      : nlohmann::json(nullptr);
   json["candidates"] = nlohmann::json::array();
@@ -251,6 +263,18 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       detail::enum_from_json<StopReason>(m.at("stop_reason"), schema, "stop reason");
   report.measurement.stop_detail = m.at("stop_detail").get<std::string>();
   report.measurement.confidence = m.at("confidence").get<double>();
+  // Absent before the busy-machine verdict was added (same schema: one more optional field).
+  if (const auto busy = m.find("busy"); busy != m.end() && !busy->is_null()) {
+    BusyMachine verdict;
+    verdict.undecided = busy->at("undecided").get<bool>();
+    verdict.baseline_spread = busy->at("baseline_p90_over_median").get<double>();
+    verdict.baseline_tail = busy->at("baseline_p99_over_median").get<double>();
+    verdict.baseline_cv = busy->at("baseline_cv").get<double>();
+    if (!busy->at("ratio_span").is_null())
+      verdict.ratio_span = busy->at("ratio_span").get<double>();
+    verdict.text = busy->at("text").get<std::string>();
+    report.measurement.busy = std::move(verdict);
+  }
   if (!json.at("baseline").is_null()) {
     report.baseline = detail::candidate_from_json(json.at("baseline"), schema);
   }

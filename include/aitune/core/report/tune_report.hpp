@@ -48,6 +48,19 @@ enum class CandidateStatus {
 }
 
 /// How the measurement went.
+/// The noise of a measurement on a machine busy with other work (decision/busy_machine.hpp):
+/// its figures and what to try.
+struct BusyMachine {
+  /// The race ended on a budget or its looks and kept the baseline: too busy to decide. False:
+  /// it decided, and its latencies are a busy machine's.
+  bool undecided = false;
+  double baseline_spread = 0.0;        ///< the baseline's p90 / median over its timed calls
+  double baseline_tail = 0.0;          ///< the baseline's p99 / median
+  double baseline_cv = 0.0;            ///< the baseline's coefficient of variation
+  std::optional<double> ratio_span{};  ///< the best candidate's ratio interval, high / low
+  std::string text{};                  ///< for people: the figures and what to try
+};
+
 struct MeasurementReport {
   Schedule schedule = Schedule::interleaved;
   DecisionRule decision_rule = DecisionRule::confident_median;
@@ -57,6 +70,8 @@ struct MeasurementReport {
   StopReason stop_reason = StopReason::not_measured;
   std::string stop_detail{};  ///< the stop reason for people, with its figures
   double confidence = 0.0;    ///< two-sided level of the intervals the decision used
+  /// Set when the baseline's calls say the machine was busy with other work.
+  std::optional<BusyMachine> busy{};
 };
 
 /// One backend as the report shows it (a candidate, or the baseline).

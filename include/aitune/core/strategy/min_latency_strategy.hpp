@@ -30,6 +30,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/decision/busy_machine.hpp"
 #include "aitune/core/decision/decider.hpp"
 #include "aitune/core/decision/results.hpp"
 #include "aitune/core/error.hpp"
@@ -1035,7 +1036,18 @@ class MinLatencyStrategy {
     return TuneResult<B>{std::move(backend), std::move(earlier)};
   }
 
+  /// Names a machine busy with other work in the report and at the end of `why`
+  /// (decision/busy_machine.hpp); `kept`: the baseline is handed back.
+  void note_busy_machine(Run& run, std::string& why, bool kept) {
+    if (!run.report.baseline) return;
+    const CandidateReport* best = run.best ? &run.report.candidates[run.best->index] : nullptr;
+    MeasurementReport& measurement = run.report.measurement;
+    measurement.busy = judge_busy_machine(measurement, *run.report.baseline, best, kept);
+    if (measurement.busy) why += "; " + measurement.busy->text;
+  }
+
   TuneResult<B> hand_back_baseline(Run& run, std::string why) {
+    note_busy_machine(run, why, true);
     run.report.baseline->selected = true;
     run.report.baseline_selected = true;
     run.report.selected = run.report.baseline->backend;
@@ -1045,6 +1057,7 @@ class MinLatencyStrategy {
   }
 
   TuneResult<B> hand_back_best(Run& run, std::string why) {
+    note_busy_machine(run, why, false);
     CandidateReport& winner = run.report.candidates[run.best->index];
     winner.selected = true;
     run.report.selected = winner.backend;
