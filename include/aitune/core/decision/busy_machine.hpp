@@ -21,11 +21,11 @@
 
 namespace aitune {
 
-/// Where noise becomes "too busy". On an idle machine a baseline's p90 stays within about 1.2x
-/// of its median, its p99 within about 2x, and the first look's interval within about 1.5x
-/// (docs/measurement.md); with LibTorch's threads spinning for one descheduled by another
-/// process, a few calls in a hundred take 10x to 80x. (The p99, not the coefficient of
-/// variation: one stray call can make the cv of an idle machine's 300 calls look busy.)
+/// Where noise becomes "too busy". On an idle machine a baseline's p90 stays within about 1.1x
+/// of its median and a look's interval within about 1.4x (docs/measurement.md); with LibTorch's
+/// threads spinning for one descheduled by another process, the p90 came to 2x to 8x and a few
+/// calls in a hundred took 10x to 80x. (The p99, not the coefficient of variation: one stray
+/// call can make the cv of an idle machine's 300 calls look busy.)
 struct BusyThresholds {
   double baseline_spread = 1.5;  ///< the baseline's p90 / median, at or above which it is busy
   double baseline_tail = 5.0;    ///< its p99 / median, the same

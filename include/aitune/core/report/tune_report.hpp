@@ -47,7 +47,6 @@ enum class CandidateStatus {
   return {};
 }
 
-/// How the measurement went.
 /// The noise of a measurement on a machine busy with other work (decision/busy_machine.hpp):
 /// its figures and what to try.
 struct BusyMachine {
@@ -61,6 +60,7 @@ struct BusyMachine {
   std::string text{};                  ///< for people: the figures and what to try
 };
 
+/// How the measurement went.
 struct MeasurementReport {
   Schedule schedule = Schedule::interleaved;
   DecisionRule decision_rule = DecisionRule::confident_median;
