@@ -20,13 +20,14 @@ step() {  # step NAME COMMAND...: runs it and keeps how long it took
   "${@:2}"
   times+=("$(printf '%-22s %5d s' "$1" $((SECONDS - start)))")
 }
+runs() { [[ " $presets " == *" $1 "* ]]; }  # runs PRESET: whether this run has that preset
 libtorch113=()
-if [[ " $presets " == *" ci-libtorch1.13 "* ]]; then
+if runs ci-libtorch1.13; then
   libtorch113=(libtorch-dev python3-torch python3-torchvision)
 fi
 step "Debian packages" tools/install-deps.sh "${libtorch113[@]}"
 step "venv 2.11" tools/setup-venv.sh 2.11  # the primary presets' and the sanitizer run's
-if [[ " $presets " == *" ci-2.15 "* ]]; then
+if runs ci-2.15; then
   step "venv 2.15" tools/setup-venv.sh 2.15
 fi
 for preset in $presets; do
