@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -30,6 +31,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -230,6 +232,8 @@ struct Options {
   std::vector<std::filesystem::path> sample_files;
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
+  /// The default candidates' runtime sessions' thread counts (0: the runtime's default).
+  std::vector<int> runtime_threads{0};
   std::vector<std::filesystem::path> aoti_packages;
   std::vector<std::string> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
@@ -356,6 +360,55 @@ class HelpFormatter : public CLI::Formatter {
 
 /// The command line, parsed by CLI11 (syntax: unknown options, missing values, numbers), then
 /// checked here for what CLI11 cannot know (shapes, names, combinations).
+/// A runtime session's thread count as text: a whole number from `least` to 4096, else
+/// nothing.
+std::optional<int> thread_count(std::string_view text, int least) {
+  int threads = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+  if (error != std::errc() || end != text.data() + text.size() || threads < least ||
+      threads > 4096) {
+    return std::nullopt;
+  }
+  return threads;
+}
+
+/// The intra-op threads a --backends runtime name asks for after an @ (onnx@2), or 0 (the
+/// runtime's default) without one.
+int runtime_threads_of(const std::string& name) {
+  const auto at = name.find('@');
+  if (at == std::string::npos) return 0;
+  const std::optional<int> threads = thread_count(std::string_view(name).substr(at + 1), 1);
+  if (!threads) {
+    throw UsageError{fmt::format(
+        "'{}' in --backends: after the @ comes the session's thread count, from 1 to 4096", name)};
+  }
+  return *threads;
+}
+
+/// --runtime-threads: sweep, or thread counts (0: the runtime's default).
+std::vector<int> parse_runtime_threads(const std::string& text) {
+  if (text == "sweep") {
+    std::vector<int> counts =
+        aitune::lt::runtime_thread_counts(std::thread::hardware_concurrency());
+    if (counts.empty()) counts.push_back(0);  // the count is unknown: the runtime's default
+    return counts;
+  }
+  std::vector<int> counts;
+  for (const std::string_view count : aitune::comma_separated(text)) {
+    const std::optional<int> threads = thread_count(count, 0);
+    if (!threads) {
+      throw UsageError{fmt::format("--runtime-threads takes sweep or thread counts from 0 (the "
+                                   "runtime's default) to 4096, comma-separated; got '{}'",
+                                   text)};
+    }
+    if (std::find(counts.begin(), counts.end(), *threads) == counts.end()) {
+      counts.push_back(*threads);
+    }
+  }
+  if (counts.empty()) throw UsageError{"--runtime-threads lists no thread count"};
+  return counts;
+}
+
 Options parse_arguments(int argc, char** argv) {
   Options options;
   CLI::App app(std::string(description), "aitune-tune");
@@ -367,6 +420,7 @@ Options parse_arguments(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::vector<std::string> sample_files;
   std::string backends;
+  std::string runtime_threads;
   std::vector<std::string> aoti_packages;
   std::string precisions;
   std::vector<std::string> tolerances;
@@ -418,8 +472,17 @@ Options parse_arguments(int argc, char** argv) {
          wrapped("comma-separated candidates. For a TorchScript model (default: frozen, optimized, "
                  "channels_last, bf16, and fp16 on CUDA): eager, frozen, optimized, channels_last, "
                  "bf16, fp16, perturbed (a canary the correctness check must reject). For a .pt2 "
-                 "archive: names of the AOTInductor models in it (default: all of them)"))
+                 "archive: names of the AOTInductor models in it, and onnx, openvino, "
+                 "openvino_bf16 for its converted models, with the session's threads after an @ "
+                 "where wanted (onnx@1) (default: all of them)"))
       ->type_name("LIST")
+      ->group(candidates_group);
+  app.add_option("--runtime-threads", runtime_threads,
+                 wrapped("with the default candidates of a .pt2 archive: each ONNX Runtime and "
+                         "OpenVINO session at each of these intra-op thread counts "
+                         "(comma-separated; 0: the runtime's default, the default), or sweep: "
+                         "1, about the square root of the hardware threads, and all of them"))
+      ->type_name("LIST|sweep")
       ->group(candidates_group);
   app.add_option("--aoti", aoti_packages,
                  wrapped("also try an AOTInductor package compiled in Python from the same model "
@@ -572,6 +635,13 @@ Options parse_arguments(int argc, char** argv) {
     }
     if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
   }
+  if (app.count("--runtime-threads") > 0) {
+    if (app.count("--backends") > 0) {
+      throw UsageError{"--runtime-threads sets the default candidates' sessions: with --backends, "
+                       "give a session's threads after an @ (onnx@1)"};
+    }
+    options.runtime_threads = parse_runtime_threads(runtime_threads);
+  }
   if (app.count("--precision") > 0) {
     try {
       const std::vector<std::string_view> names = aitune::comma_separated(precisions);
@@ -613,11 +683,17 @@ Options parse_arguments(int argc, char** argv) {
 
 /// The candidates --backends names (default: the model's default candidates). A TorchScript
 /// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
-/// and onnx, openvino and openvino_bf16 for the converted models it holds.
+/// and onnx, openvino and openvino_bf16 for the converted models it holds, each with its
+/// session's thread count after an @ where wanted (onnx@1).
 std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
-                                                    const aitune::lt::Model& model) {
+                                                    const aitune::lt::Model& model,
+                                                    const std::vector<int>& runtime_threads) {
   using aitune::lt::AnyBackend;
-  if (names.empty()) return aitune::lt::default_candidates(model);
+  if (!model.is_exported() && runtime_threads != std::vector<int>{0}) {
+    throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
+                     "sessions; a TorchScript model has none"};
+  }
+  if (names.empty()) return aitune::lt::default_candidates(model, runtime_threads);
   std::vector<AnyBackend> candidates;
   for (const auto& name : names) {
     if (!model.is_exported()) {
@@ -628,14 +704,19 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
       continue;
     }
     const aitune::lt::Pt2Archive& archive = *model.archive;
-    if (name == "onnx") {
-      candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive));
+    // A runtime's name takes its session's intra-op threads after an @: onnx@1.
+    const std::string runtime = name.substr(0, name.find('@'));
+    if (runtime == "onnx") {
+      candidates.emplace_back(
+          aitune::lt::OnnxRuntime::from_archive(archive).set_threads(runtime_threads_of(name)));
       continue;
     }
-    if (name == "openvino" || name == "openvino_bf16") {
-      candidates.emplace_back(aitune::lt::OpenVino::from_archive(
-          archive, name == "openvino" ? aitune::lt::OpenVino::Precision::f32
-                                      : aitune::lt::OpenVino::Precision::bf16));
+    if (runtime == "openvino" || runtime == "openvino_bf16") {
+      candidates.emplace_back(
+          aitune::lt::OpenVino::from_archive(archive, runtime == "openvino"
+                                                          ? aitune::lt::OpenVino::Precision::f32
+                                                          : aitune::lt::OpenVino::Precision::bf16)
+              .set_threads(runtime_threads_of(name)));
       continue;
     }
     const auto& compiled = archive.aoti_models;
@@ -647,7 +728,8 @@ std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::strin
         known.push_back(info.name);
       throw UsageError{fmt::format(
           "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
-          "it: {}; and onnx, openvino, openvino_bf16 for its converted models)",
+          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, with @THREADS "
+          "where wanted)",
           archive.path.string(), name,
           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
     }
@@ -905,7 +987,8 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
       environment["openvino"] = version.empty() ? "not in this build" : version;
     }
   }
-  std::vector<lt::AnyBackend> candidates = make_candidates(options.backends, model);
+  std::vector<lt::AnyBackend> candidates =
+      make_candidates(options.backends, model, options.runtime_threads);
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));
   // An archive whose only AOTInductor model is its baseline (no native runtime) still tunes: the

@@ -71,6 +71,53 @@ TEST_CASE("A missing ONNX Runtime library is a failed build that names the path 
   CHECK(default_candidates(script).size() == default_candidates(script.device).size());
 }
 
+TEST_CASE("Each runtime session is a candidate at each thread count asked for; a failed "
+          "conversion is one candidate",
+          "[runtimes]") {
+  CHECK(runtime_thread_counts(0).empty());
+  CHECK(runtime_thread_counts(1) == std::vector<int>{1});
+  CHECK(runtime_thread_counts(2) == std::vector<int>{1, 2});
+  CHECK(runtime_thread_counts(4) == std::vector<int>{1, 2, 4});
+  CHECK(runtime_thread_counts(16) == std::vector<int>{1, 4, 16});
+  CHECK(runtime_thread_counts(64) == std::vector<int>{1, 8, 64});
+  Model model;
+  model.archive = Pt2Archive{"model.pt2", {"model"}, {}};
+  model.archive->runtime_variants = {{"onnx", {"onnx"}}, {"openvino", {"openvino"}}};
+  const auto names_of = [](const std::vector<AnyBackend>& candidates) {
+    std::vector<std::string> names;
+    for (const auto& candidate : candidates) {
+      const std::string name = candidate.describe();
+      // Less the runtime's version, which this build may not know.
+      names.push_back(
+          name.substr(0, std::min({name.find(", ORT"), name.find(", OV"), name.rfind(')')})));
+    }
+    return names;
+  };
+  const bool bf16 = OpenVino::cpu_has_bf16();
+  // By default each session once, at its runtime's default threads.
+  std::vector<std::string> expected{"OnnxRuntime(model.pt2", "OpenVino(model.pt2, f32",
+                                    "OpenVino(model.pt2, bf16"};
+  if (!bf16) expected.pop_back();
+  CHECK(names_of(default_candidates(model)) == expected);
+  // A sweep: each at every count.
+  expected = {"OnnxRuntime(model.pt2, 1 thread",    "OnnxRuntime(model.pt2, 2 threads",
+              "OpenVino(model.pt2, f32, 1 thread",  "OpenVino(model.pt2, f32, 2 threads",
+              "OpenVino(model.pt2, bf16, 1 thread", "OpenVino(model.pt2, bf16, 2 threads"};
+  if (!bf16) expected.resize(4);
+  CHECK(names_of(default_candidates(model, runtime_thread_counts(2))) == expected);
+  CHECK_THROWS_AS(default_candidates(model, std::vector<int>{}), ConfigError);
+  CHECK_THROWS_WITH(default_candidates(model, {1, -1}),
+                    Catch::Contains("0 (the runtime's default)"));
+  // A conversion that failed is named once: its build fails with the cause, at any count.
+  model.archive->runtime_variants.erase("onnx");
+  model.archive->failed_variants = {{"onnx", "the exporter failed"}};
+  const auto candidates = default_candidates(model, runtime_thread_counts(4));
+  CHECK(std::count_if(candidates.begin(), candidates.end(), [](const AnyBackend& candidate) {
+          return candidate.describe().starts_with("OnnxRuntime(");
+        }) == 1);
+  CHECK(candidates.size() == (bf16 ? 7U : 4U));
+}
+
 #if AITUNE_TEST_EXPORTED
 using aitune::testing::check_equal_to_eager;
 using aitune::testing::exported;
@@ -116,7 +163,8 @@ TEST_CASE("ONNX Runtime and OpenVINO run the converted dict-output model and ret
       // Settings are part of what a candidate is.
       AnyBackend tuned(OnnxRuntime::from_archive(archive).set_threads(1).set_optimization(
           OnnxOptimization::basic));
-      CHECK_THAT(tuned.describe(), Catch::Contains("optimization basic, 1 threads"));
+      CHECK_THAT(tuned.describe(),
+                 Catch::Contains("optimization basic, 1 thread") && !Catch::Contains("threads"));
       check(tuned);
     }
   }

@@ -229,7 +229,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     if (optimization_ != OnnxOptimization::all) {
       settings += fmt::format(", optimization {}", optimization_name(optimization_));
     }
-    if (threads_ > 0) settings += fmt::format(", {} threads", threads_);
+    if (threads_ > 0) settings += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
     const std::string loaded = version();
     return fmt::format("OnnxRuntime({}{}{})", package_.filename().string(), settings,
                        loaded.empty() ? "" : ", ORT " + loaded);

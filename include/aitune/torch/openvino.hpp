@@ -150,9 +150,10 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   /// "OpenVino(model.pt2, f32, OV 2026.4.1)", with a thread count that is not the default.
   [[nodiscard]] std::string describe() const {
     const std::string loaded = version();
-    return fmt::format("OpenVino({}, {}{}{})", package_.filename().string(), precision_name(),
-                       threads_ > 0 ? fmt::format(", {} threads", threads_) : "",
-                       loaded.empty() ? "" : ", OV " + loaded);
+    return fmt::format(
+        "OpenVino({}, {}{}{})", package_.filename().string(), precision_name(),
+        threads_ > 0 ? fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s") : "",
+        loaded.empty() ? "" : ", OV " + loaded);
   }
   [[nodiscard]] std::string key() const {
     return fmt::format("openvino:{}:{}:{}:{}", package_.string(), precision_name(), threads_,

@@ -26,6 +26,7 @@
 #include "aitune/torch/tuning_key.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,14 +57,38 @@ inline namespace AITUNE_LT_ABI {
   return candidates;
 }
 
+/// The intra-op thread counts worth sweeping a runtime session (ONNX Runtime, OpenVINO) over on
+/// `cores` hardware threads: 1, about the square root of `cores`, and `cores`, without repeats
+/// (1 and 2 on 2 cores; 1, 2, 4 on 4; 1, 4, 16 on 16). At batch size 1 a small model often runs
+/// fastest on fewer threads than the runtime's own default, all cores, and a single thread is
+/// the one count another process on the machine cannot stall (the others wait for a descheduled
+/// thread at every parallel region). Three counts at most, so that a machine with many cores
+/// does not multiply the tuning's candidates. Empty where the count is unknown (0).
+[[nodiscard]] inline std::vector<int> runtime_thread_counts(unsigned cores) {
+  if (cores == 0) return {};
+  const auto root = static_cast<unsigned>(std::lround(std::sqrt(static_cast<double>(cores))));
+  std::vector<int> counts;
+  for (const unsigned count : {1U, root, cores}) {
+    if (std::find(counts.begin(), counts.end(), static_cast<int>(count)) == counts.end()) {
+      counts.push_back(static_cast<int>(count));
+    }
+  }
+  return counts;
+}
+
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of), then
 /// its ONNX model on ONNX Runtime and its OpenVINO IR on OpenVINO (in f32, and in bf16 where the
 /// CPU has it), where the archive holds them or records why their conversion failed: such a
 /// candidate's build fails with that cause, as it does where this build or this machine lacks
-/// the runtime, so the report names it. For a TorchScript model, default_candidates(device).
-[[nodiscard]] inline std::vector<AnyBackend> default_candidates(const Model& model) {
+/// the runtime, so the report names it. Each runtime session is listed at every intra-op thread
+/// count of `runtime_threads` (0: the runtime's default, the default; runtime_thread_counts
+/// gives a sweep). The sweep is not the default because its near ties cost tuning time: on 2
+/// cores it made five models' tunings 1.52x longer (docs/runtimes.md). For a TorchScript
+/// model, default_candidates(device).
+[[nodiscard]] inline std::vector<AnyBackend>
+default_candidates(const Model& model, const std::vector<int>& runtime_threads = {0}) {
   if (!model.is_exported()) return default_candidates(model.device);
   const Pt2Archive& archive = *model.archive;
   const AotiModelInfo* baseline = aoti_baseline_of(model);
@@ -71,15 +96,28 @@ inline namespace AITUNE_LT_ABI {
   for (const auto& info : archive.aoti_models) {
     if (&info != baseline) candidates.emplace_back(AOTInductor::from_archive(archive, info));
   }
-  const auto tried = [&](const std::string& variant) {
-    return archive.runtime_variants.contains(variant) || archive.failed_variants.contains(variant);
-  };
-  if (tried("onnx")) candidates.emplace_back(OnnxRuntime::from_archive(archive));
-  if (tried("openvino")) {
-    candidates.emplace_back(OpenVino::from_archive(archive));
-    if (archive.runtime_variants.contains("openvino") && OpenVino::cpu_has_bf16()) {
-      candidates.emplace_back(OpenVino::from_archive(archive, OpenVino::Precision::bf16));
+  if (runtime_threads.empty() ||
+      std::any_of(runtime_threads.begin(), runtime_threads.end(), [](int n) { return n < 0; })) {
+    throw ConfigError("default_candidates: the runtime sessions' thread counts are 0 (the "
+                      "runtime's default) or more, at least one");
+  }
+  // A failed conversion is named once, not at every thread count.
+  const auto at_counts = [&](const std::string& variant, auto make_session) {
+    if (!archive.runtime_variants.contains(variant)) {
+      if (archive.failed_variants.contains(variant)) candidates.emplace_back(make_session());
+      return;
     }
+    for (const int count : runtime_threads) {
+      auto session = make_session();
+      session.set_threads(count);
+      candidates.emplace_back(std::move(session));
+    }
+  };
+  at_counts("onnx", [&] { return OnnxRuntime::from_archive(archive); });
+  at_counts("openvino", [&] { return OpenVino::from_archive(archive); });
+  if (archive.runtime_variants.contains("openvino") && OpenVino::cpu_has_bf16()) {
+    at_counts("openvino",
+              [&] { return OpenVino::from_archive(archive, OpenVino::Precision::bf16); });
   }
   return candidates;
 }
