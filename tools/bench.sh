@@ -13,6 +13,12 @@
 #   tools/bench.sh real       real architectures from torchvision, transformers and timm, exported
 #                             (tools/export_model.py) and tuned; outputs compared with eager
 #                             PyTorch's; one table with each failure's cause (about 35 min)
+#   tools/bench.sh peers      the tuner's selection against what a user could run instead, in one
+#                             process in shuffled interleaved rounds (tools/bench_peers.py): eager
+#                             PyTorch, torch.compile (default, max-autotune), each AOTInductor
+#                             variant, ONNX Runtime and OpenVINO, on the five CPU models; the
+#                             ratio selected / best peer with its 95 % interval, and each
+#                             runtime alone against interleaved (models made first, as for models)
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
 #                             (MobileNetV3-Small): p50/p99 at intra-op 1 and the default, calls at
 #                             once and serialised side by side
@@ -27,8 +33,8 @@ case "$which" in
   trace) targets=(aitune-bench-latency-trace) ;;
   memory) targets=(aitune-bench-memory) ;;
   serving) targets=(aitune-bench-serving) ;;
-  real) targets=(aitune-tune) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|real" >&2
+  real|peers) targets=(aitune-tune) ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|real|peers" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -41,6 +47,7 @@ mkdir -p "$out"
 . tools/torch-versions.sh
 models="$(aitune_models_dir .venv)"
 make_models() { .venv/bin/python tools/make_models.py --out "$models" "$@"; }
+five=(resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder)
 case "$which" in
   selection)
     "$out/aitune-bench-selection" --tunings 2000 --json "$out/selection.json"
@@ -51,10 +58,15 @@ case "$which" in
     make_models squeezenet1_1 resnet18
     "$out/aitune-bench-ties" --models-dir "$models" --runs 10 --json "$out/ties.json" ;;
   models)
-    five=(resnet18 mobilenet_v3_small squeezenet1_1 efficientnet_b0 transformer_encoder)
     make_models "${five[@]}"
     make_models --format pt2 --variants default,freezing,max_autotune,bf16 "${five[@]}"
     "$out/aitune-bench-models" --models-dir "$models" --json "$out/models.json" ;;
+  peers)
+    shift
+    make_models --format pt2 --variants default,freezing,max_autotune,bf16,onnx,openvino \
+      "${five[@]}"
+    .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
+      --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
   overhead)
     "$out/aitune-bench-overhead" "$out/overhead.json" ;;
   memory)

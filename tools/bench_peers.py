@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""The peers benchmark: the tuner's selection against what a user could run instead.
+
+For each model (a .pt2 archive from tools/make_models.py, with its .shape file beside it):
+1. aitune-tune tunes it with its default candidates and writes its JSON report;
+2. in this one process, the selected backend, rebuilt from the report's selected_key and run as
+   the tuner runs it (the same runtime, model file and settings), and the peers, each run as a
+   user would with default settings - eager PyTorch, torch.compile (default and max-autotune),
+   each AOTInductor model in the archive, ONNX Runtime and OpenVINO on the archive's converted
+   models - are timed in shuffled interleaved rounds (every contestant once per round, in a new
+   random order each round, so drift and the pools' after-effects fall on all alike);
+3. and times each contestant alone, half before the race and half after: rounds of long blocks
+   of consecutive calls, each block's second half kept, as a server calling one model runs it;
+4. prints, per contestant, the median and p90 of its rounds (each round's block less its first
+   call, as the tuner's race discards it), the median first call after a switch, the median
+   alone and how far the interleaved median moved from it (the thread pools' interference), and
+   its outputs' largest difference from eager PyTorch's (relative to their largest value); then
+   the paired ratio "selected / best peer" (the peer of lowest median; per round, then its
+   median) with a 95 % interval; writes the same to JSON.
+
+The selected backend runs from Python here, not through the C++ TunedModule: the same runtime
+and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
+over a direct call is what tools/bench.sh overhead measures.
+
+Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
+       [--calls 3] [--alone-rounds 6] [--alone-calls 20] [--settle-ms 0] [--json FILE]
+       [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+import numpy
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
+        "transformer_encoder")
+PEERS = ("eager", "compile", "compile_max_autotune", "aoti", "onnxruntime", "openvino")
+
+
+def read_shapes(models_dir, name):
+    with open(os.path.join(models_dir, f"{name}.shape")) as f:
+        return [tuple(int(d) for d in line.strip().split("x")) for line in f if line.strip()]
+
+
+def tune(tuner, archive, shapes, budget_s, report_path, more=()):
+    """Tunes `archive` with aitune-tune (its default candidates, or as `more` says); returns its
+    JSON report."""
+    command = [tuner, archive, "--json", report_path, "--quiet", "--time-budget", str(budget_s),
+               *more]
+    for shape in shapes:
+        command += ["--input", "x".join(map(str, shape))]
+    start = time.monotonic()
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"aitune-tune failed ({done.returncode}):\n{done.stdout}")
+    with open(report_path) as f:
+        report = json.load(f)
+    report["_tuning_s"] = seconds
+    return report
+
+
+def archive_record(archive, suffix):
+    """The bytes of the archive's record whose name ends with `suffix` (records sit under the
+    archive's own top folder)."""
+    with zipfile.ZipFile(archive) as z:
+        for name in z.namelist():
+            if name == suffix or name.endswith("/" + suffix):
+                return z.read(name)
+    raise KeyError(f"{archive} has no record {suffix}")
+
+
+def aoti_names(archive):
+    with zipfile.ZipFile(archive) as z:
+        found = {n.split("/data/aotinductor/")[1].split("/")[0] for n in z.namelist()
+                 if "/data/aotinductor/" in n}
+    return sorted(found)
+
+
+def as_tensors(value):
+    """A model's outputs as a flat list of float tensors."""
+    if isinstance(value, torch.Tensor):
+        return [value.float()]
+    if isinstance(value, numpy.ndarray):
+        return [torch.from_numpy(numpy.asarray(value, dtype=numpy.float32))]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in as_tensors(v)]
+    if hasattr(value, "data") and hasattr(value, "shape"):  # an OpenVINO tensor
+        return as_tensors(numpy.array(value.data))
+    raise TypeError(f"unexpected output {type(value)}")
+
+
+# Each maker returns a call: () -> outputs, on the inputs it was given.
+
+def onnx_session(archive, inputs, optimization=None, threads=0):
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    if optimization is not None:
+        options.graph_optimization_level = {
+            "disabled": onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL,
+            "basic": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL}[optimization]
+    if threads > 0:
+        options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(archive_record(archive, "aitune/onnx/model.onnx"),
+                                           options, providers=["CPUExecutionProvider"])
+    feed = {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)}
+    return lambda: session.run(None, feed)
+
+
+def openvino_model(archive, inputs, config=None):
+    import openvino
+    core = openvino.Core()
+    xml = archive_record(archive, "aitune/openvino/model.xml")
+    weights = archive_record(archive, "aitune/openvino/model.bin")
+    model = core.read_model(xml.decode(), openvino.Tensor(numpy.frombuffer(weights, numpy.uint8)))
+    compiled = core.compile_model(model, "CPU", config or {})
+    request = compiled.create_infer_request()
+    arrays = [t.numpy() for t in inputs]
+
+    def call():
+        request.infer(arrays)
+        return [request.get_output_tensor(i).data.copy() for i in range(len(compiled.outputs))]
+    return call
+
+
+def aoti_model(archive, name, inputs):
+    from torch._inductor.package import load_package
+    compiled = load_package(archive, model_name=name)
+    return lambda: compiled(*inputs)
+
+
+def torch_call(module, inputs):
+    def call():
+        with torch.inference_mode():
+            return module(*inputs)
+    return call
+
+
+def selected_call(report, archive, inputs):
+    """The tuner's selection, run as the tuner runs it."""
+    key = report["selected_key"]
+    kind = key.split(":", 1)[0]
+    if kind == "onnxruntime":
+        _, optimization, threads, _ = key.rsplit(":", 3)
+        return onnx_session(archive, inputs, optimization, int(threads))
+    if kind == "openvino":
+        _, precision, threads, _ = key.rsplit(":", 3)
+        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision}
+        if int(threads) > 0:
+            config["INFERENCE_NUM_THREADS"] = int(threads)
+        return openvino_model(archive, inputs, config)
+    if kind == "aoti":
+        return aoti_model(archive, key.rsplit(":", 1)[1], inputs)
+    if kind == "nativert":  # the baseline kept: the ExportedProgram, as torch.export runs it
+        from torch.export.pt2_archive._package import load_pt2
+        program = load_pt2(archive).exported_programs[key.split(":", 1)[1]]
+        return torch_call(program.module(), inputs)
+    raise ValueError(f"no way to run the selected key '{key}' here")
+
+
+def peer_calls(name, archive, inputs, wanted, log):
+    """The peers a user could run instead, with default settings: [(label, call)]."""
+    from make_models import build_module
+    module, _ = build_module(name)
+    peers = []
+
+    def add(label, make):
+        try:
+            start = time.monotonic()
+            call = make()
+            call()  # compiles where it compiles lazily
+            peers.append((label, call))
+            log(f"  {label}: ready in {time.monotonic() - start:.0f} s")
+        except Exception as error:  # a peer that cannot run is named, not fatal
+            log(f"  {label}: failed: {str(error).splitlines()[0][:200]}")
+
+    if "eager" in wanted:
+        add("eager PyTorch", lambda: torch_call(module, inputs))
+    if "compile" in wanted:
+        add("torch.compile", lambda: torch_call(torch.compile(module), inputs))
+    if "compile_max_autotune" in wanted:
+        add("torch.compile max-autotune",
+            lambda: torch_call(torch.compile(module, mode="max-autotune"), inputs))
+    if "aoti" in wanted:
+        for model_name in aoti_names(archive):
+            add(f"AOTInductor {model_name}", lambda m=model_name: aoti_model(archive, m, inputs))
+    if "onnxruntime" in wanted:
+        add("ONNX Runtime", lambda: onnx_session(archive, inputs))
+    if "openvino" in wanted:
+        add("OpenVINO", lambda: openvino_model(archive, inputs))
+    return module, peers
+
+
+def median_interval(values, level=0.95):
+    """The median of `values` and a distribution-free interval for it (order statistics, the
+    binomial's normal approximation)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
+    half = z * math.sqrt(n) / 2
+    low = max(0, int(math.floor(n / 2 - half)) - 1)
+    high = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
+    return statistics.median(ordered), ordered[low], ordered[high]
+
+
+def p90(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(math.ceil(0.9 * len(ordered))) - 1)]
+
+
+def timed_block(call, calls, settle_s):
+    """`calls` consecutive calls after a pause of `settle_s`; each call's latency in ms."""
+    if settle_s > 0:
+        time.sleep(settle_s)
+    block = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        block.append((time.perf_counter() - start) * 1e3)
+    return block
+
+
+def race(contestants, rounds, calls, settle_s):
+    """Shuffled interleaved rounds, each contestant a block of `calls` calls per round, as the
+    tuner's race runs them: per contestant, its blocks (each call's latency in ms)."""
+    times = {label: [] for label, _ in contestants}
+    order = list(contestants)
+    for _ in range(rounds):
+        random.shuffle(order)
+        for label, call in order:
+            times[label].append(timed_block(call, calls, settle_s))
+    return times
+
+
+def alone(contestants, rounds, calls, settle_s):
+    """Each contestant alone: in each of `rounds` shuffled rounds, a long block of `calls`
+    consecutive calls, of which the second half is kept - a steady state, as a server calling
+    one model repeatedly runs it, spread over time like the race's rounds."""
+    times = {label: [] for label, _ in contestants}
+    order = list(contestants)
+    for _ in range(rounds):
+        random.shuffle(order)
+        for label, call in order:
+            times[label] += timed_block(call, calls, settle_s)[calls // 2:]
+    return times
+
+
+def largest_difference(expected, got):
+    worst = 0.0
+    for want, have in zip(as_tensors(expected), as_tensors(got)):
+        scale = max(float(want.abs().max()), 1e-12)
+        worst = max(worst, float((want - have.reshape(want.shape)).abs().max()) / scale)
+    return worst
+
+
+def bench_model(args, name, log):
+    archive = os.path.join(args.models_dir, f"{name}.pt2")
+    shapes = read_shapes(args.models_dir, name)
+    log(f"== {name}: tuning")
+    report = tune(args.tune, archive, shapes, args.time_budget,
+                  os.path.join(args.report_dir, f"{name}.json"), args.tune_args.split())
+    log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
+    torch.manual_seed(1)
+    inputs = [torch.randn(*shape) for shape in shapes]
+    module, peers = peer_calls(name, archive, inputs, args.peers, log)
+    selected = ("selected: " + report["selected"], selected_call(report, archive, inputs))
+    with torch.inference_mode():
+        expected = module(*inputs)
+    contestants = [selected, *peers]
+    differences = {label: largest_difference(expected, call()) for label, call in contestants}
+    for _, call in contestants:
+        for _ in range(args.warmup):
+            call()
+    # Alone before and after the race, so that drift falls on both sides alike.
+    settle_s = args.settle_ms / 1e3
+    log(f"  each alone, {args.alone_rounds} rounds of {args.alone_calls} calls, half before the "
+        "race and half after")
+    solo = alone(contestants, args.alone_rounds // 2, args.alone_calls, settle_s)
+    log(f"  racing {len(contestants)} in {args.rounds} rounds of {args.calls} calls")
+    blocks = race(contestants, args.rounds, args.calls, settle_s)
+    for label, kept in alone(contestants, args.alone_rounds - args.alone_rounds // 2,
+                             args.alone_calls, settle_s).items():
+        solo[label] += kept
+    # A round's value is the mean of its block less the first call, which pays for the caches
+    # the previous contestant evicted (the tuner's race discards it too).
+    times = {label: [statistics.fmean(b[1:]) for b in bs] for label, bs in blocks.items()}
+    medians = {label: statistics.median(t) for label, t in times.items()}
+    best = min((label for label, _ in peers), key=medians.get)
+    ratios = [s / b for s, b in zip(times[selected[0]], times[best])]
+    ratio, low, high = median_interval(ratios)
+    rows = []
+    for label, _ in contestants:
+        first = [b[0] for b in blocks[label]]
+        rows.append({"contestant": label, "median_ms": medians[label], "p90_ms": p90(times[label]),
+                     "first_call_median_ms": statistics.median(first),
+                     "alone_median_ms": statistics.median(solo[label]),
+                     "alone_p90_ms": p90(solo[label]),
+                     "largest_difference": differences[label]})
+    return {"model": name, "selected": report["selected"], "selected_key": report["selected_key"],
+            "tuning_s": report["_tuning_s"], "best_peer": best, "ratio": ratio,
+            "ratio_low": low, "ratio_high": high, "rounds": args.rounds, "calls": args.calls,
+            "settle_ms": args.settle_ms, "contestants": rows}
+
+
+def print_model(result):
+    print(f"\n{result['model']}: selected {result['selected']} "
+          f"(tuning {result['tuning_s']:.0f} s)")
+    width = max(len(r["contestant"]) for r in result["contestants"])
+    print(f"  {'contestant':<{width}}  {'median ms':>9}  {'p90 ms':>8}  {'1st call':>8}  "
+          f"{'alone':>8}  {'moved':>6}  {'vs eager':>8}")
+    for row in sorted(result["contestants"], key=lambda r: r["median_ms"]):
+        moved = row["median_ms"] / row["alone_median_ms"] - 1
+        print(f"  {row['contestant']:<{width}}  {row['median_ms']:9.3f}  {row['p90_ms']:8.3f}  "
+              f"{row['first_call_median_ms']:8.3f}  {row['alone_median_ms']:8.3f}  "
+              f"{moved * 100:+5.1f}%  {row['largest_difference']:8.1e}")
+    print(f"  selected / best peer ({result['best_peer']}): {result['ratio']:.3f} "
+          f"[{result['ratio_low']:.3f}, {result['ratio_high']:.3f}] 95 %")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help=f"models (default: {', '.join(FIVE)})")
+    parser.add_argument("--tune", required=True, help="the aitune-tune program")
+    parser.add_argument("--models-dir", required=True, help="the .pt2 archives and .shape files")
+    parser.add_argument("--rounds", type=int, default=100, help="interleaved rounds (default 100)")
+    parser.add_argument("--calls", type=int, default=3, help="calls per contestant and round")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed calls first")
+    parser.add_argument("--alone-rounds", type=int, default=6,
+                        help="rounds of each contestant alone, half before the race and half after")
+    parser.add_argument("--alone-calls", type=int, default=20,
+                        help="consecutive calls of a contestant alone per round (the second half "
+                        "kept)")
+    parser.add_argument("--settle-ms", type=float, default=0,
+                        help="a pause before each block, for the thread pools to go idle")
+    parser.add_argument("--tune-args", default="",
+                        help="more arguments for aitune-tune, in one string")
+    parser.add_argument("--time-budget", type=float, default=60, help="aitune-tune's, in s")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help=f"comma-separated, from {', '.join(PEERS)} (default: all)")
+    parser.add_argument("--report-dir", help="keep aitune-tune's reports here (default: a "
+                        "temporary folder)")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    args.peers = args.peers.split(",")
+    if any(p not in PEERS for p in args.peers):
+        parser.error(f"--peers takes names from {', '.join(PEERS)}")
+    if args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 2:
+        parser.error("--rounds takes 10 or more, --calls 2 or more, --alone-calls 4 or more, "
+                     "--alone-rounds 2 or more")
+    random.seed(0)
+
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        args.report_dir = args.report_dir or scratch
+        os.makedirs(args.report_dir, exist_ok=True)
+        results = [bench_model(args, name, log) for name in args.names or FIVE]
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor())
+    print(f"machine: {cpu}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
+          f"{torch.get_num_threads()} intra-op threads")
+    for result in results:
+        print_model(result)
+    geomean = math.exp(sum(math.log(r["ratio"]) for r in results) / len(results))
+    print(f"\ngeometric mean of selected / best peer: {geomean:.3f}")
+    print(f"{'model':<20} {'selected':<44} {'best peer':<28} ratio [95 % interval]")
+    for r in results:
+        print(f"{r['model']:<20} {r['selected'][:44]:<44} {r['best_peer'][:28]:<28} "
+              f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]")
+    if args.json:
+        import onnxruntime
+        import openvino
+        with open(args.json, "w") as f:
+            json.dump({"machine": cpu, "hardware_threads": os.cpu_count(),
+                       "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
+                       "openvino": openvino.__version__, "geomean_ratio": geomean,
+                       "models": results}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
