@@ -358,8 +358,6 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-/// The command line, parsed by CLI11 (syntax: unknown options, missing values, numbers), then
-/// checked here for what CLI11 cannot know (shapes, names, combinations).
 /// A runtime session's thread count as text: a whole number from `least` to 4096, else
 /// nothing.
 std::optional<int> thread_count(std::string_view text, int least) {
@@ -409,6 +407,8 @@ std::vector<int> parse_runtime_threads(const std::string& text) {
   return counts;
 }
 
+/// The command line, parsed by CLI11 (syntax: unknown options, missing values, numbers), then
+/// checked here for what CLI11 cannot know (shapes, names, combinations).
 Options parse_arguments(int argc, char** argv) {
   Options options;
   CLI::App app(std::string(description), "aitune-tune");
