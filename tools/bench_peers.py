@@ -30,7 +30,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -43,6 +42,8 @@ import numpy
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_real import cpu_name  # noqa: E402
+from export_model import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")
@@ -99,8 +100,6 @@ def as_tensors(value):
         value = list(value.values())
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in as_tensors(v)]
-    if hasattr(value, "data") and hasattr(value, "shape"):  # an OpenVINO tensor
-        return as_tensors(numpy.array(value.data))
     raise TypeError(f"unexpected output {type(value)}")
 
 
@@ -117,7 +116,7 @@ def onnx_session(archive, inputs, optimization=None, threads=0):
             "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL}[optimization]
     if threads > 0:
         options.intra_op_num_threads = threads
-    session = onnxruntime.InferenceSession(archive_record(archive, "aitune/onnx/model.onnx"),
+    session = onnxruntime.InferenceSession(archive_record(archive, ONNX_RECORD),
                                            options, providers=["CPUExecutionProvider"])
     feed = {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)}
     return lambda: session.run(None, feed)
@@ -126,8 +125,7 @@ def onnx_session(archive, inputs, optimization=None, threads=0):
 def openvino_model(archive, inputs, config=None):
     import openvino
     core = openvino.Core()
-    xml = archive_record(archive, "aitune/openvino/model.xml")
-    weights = archive_record(archive, "aitune/openvino/model.bin")
+    xml, weights = (archive_record(archive, record) for record in OPENVINO_RECORDS)
     model = core.read_model(xml.decode(), openvino.Tensor(numpy.frombuffer(weights, numpy.uint8)))
     compiled = core.compile_model(model, "CPU", config or {})
     request = compiled.create_infer_request()
@@ -372,8 +370,7 @@ def main():
         args.report_dir = args.report_dir or scratch
         os.makedirs(args.report_dir, exist_ok=True)
         results = [bench_model(args, name, log) for name in args.names or FIVE]
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
+    cpu = cpu_name()
     print(f"machine: {cpu}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
           f"{torch.get_num_threads()} intra-op threads")
     for result in results:

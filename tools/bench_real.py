@@ -177,6 +177,15 @@ def yes_no(value):
     return "-" if value is None else ("yes" if value else "no")
 
 
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), else what the platform says, else "unknown"."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown"
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"default: all of {', '.join(MODELS)}")
@@ -233,13 +242,7 @@ def main():
                      f"{yes_no(row.get('outputs_equal')):<8} {row.get('selected', '-'):<50} "
                      f"{ratio_text(row.get('ratio')):<26} {row.get('cause') or ''}")
     import torch
-    machine = {"cpu": platform.processor() or "unknown", "hardware_threads": os.cpu_count()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            machine["cpu"] = next(l.split(":", 1)[1].strip() for l in f
-                                  if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    machine = {"cpu": cpu_name(), "hardware_threads": os.cpu_count()}
     print(f"aitune real-model benchmark on {machine['cpu']} ({machine['hardware_threads']} "
           f"hardware threads), torch {torch.__version__}, variants {args.variants}, "
           f"time budget {args.time_budget:g} s")
