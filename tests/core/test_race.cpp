@@ -507,6 +507,61 @@ TEST_CASE("A near tie between candidates goes to the one listed first", "[race]"
   CHECK(reversed.tune(machine, one).report.selected == "Second()");
 }
 
+TEST_CASE("A near tie between candidates both clearly faster than the baseline is raced without "
+          "the baseline, and the switch answer is the look's that parked it",
+          "[race][park]") {
+  // Two candidates 1 % apart, both 2x faster than a baseline as slow as the pair: the switch is
+  // answered at the first looks, the tie within the 2 % margin takes many more rounds.
+  for (const std::uint64_t seed : {5u, 6u, 7u}) {
+    CAPTURE(seed);
+    SimulatedMachine machine(seed);
+    machine.baseline = noisy(10.0);
+    SinkRecorder sink;
+    auto strategy = make_sim_strategy(
+        machine, {SimulatedBackend("First", noisy(5.0)), SimulatedBackend("Second", noisy(4.95))},
+        {}, &sink);
+    const TuneReport report = strategy.tune(machine, one).report;
+    CHECK_FALSE(report.baseline_selected);
+    // A 1 % tie under this noise may run to the round budget: the decision still switches.
+    CHECK(report.measurement.stop_reason != StopReason::time_budget);
+    CHECK_THAT(report.measurement.stop_detail,
+               Catch::Contains("the baseline left the race after look") &&
+                   Catch::Contains("every candidate still racing was faster than it"));
+    CHECK(sink.contains("the baseline leaves the race after"));
+    // The baseline stopped paying for rounds the candidates went on with.
+    REQUIRE(report.baseline);
+    for (const CandidateReport& candidate : report.candidates) {
+      CHECK(report.baseline->calls * 2 < candidate.calls);
+    }
+    // The reported ratio is the interval of the look that parked the baseline: its paired rounds
+    // stop there, and its level is that look's, so it still says "faster with confidence".
+    const CandidateReport& selected = report.candidates[report.candidates[0].selected ? 0 : 1];
+    REQUIRE(selected.selected);
+    REQUIRE(selected.vs_baseline);
+    CHECK(selected.vs_baseline->high < 1.0);
+    CHECK(selected.vs_baseline->ratio == Approx(0.5).epsilon(0.1));
+    CHECK(selected.vs_baseline->rounds < report.measurement.rounds / 2);
+    CHECK(report.measurement.confidence > 0.99);
+  }
+}
+
+TEST_CASE("The baseline stays in the race while a candidate still racing is not clearly faster",
+          "[race][park]") {
+  // The leader is 2x faster at once, but a rival 1.5 % slower than the baseline is neither
+  // dropped at the first look nor faster: parking waits until it is dropped.
+  SimulatedMachine machine(8);
+  machine.baseline = LatencyModel{10.0, 0.03};
+  SinkRecorder sink;
+  auto strategy = make_sim_strategy(machine,
+                                    {SimulatedBackend("Fast", LatencyModel{5.0, 0.03}),
+                                     SimulatedBackend("Close", LatencyModel{9.9, 0.03})},
+                                    {}, &sink);
+  const TuneReport report = strategy.tune(machine, one).report;
+  CHECK(report.selected == "Fast()");
+  CHECK_THAT(report.measurement.stop_detail, !Catch::Contains("the baseline left the race"));
+  CHECK_FALSE(sink.contains("the baseline leaves the race"));
+}
+
 TEST_CASE("The same seed gives the same tuning", "[race]") {
   const auto run = [] {
     SimulatedMachine machine(11);

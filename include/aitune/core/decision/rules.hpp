@@ -60,6 +60,13 @@ namespace aitune::detail {
   return c.high < b.low && c.median <= (1.0 - min_gain) * b.median;
 }
 
+/// Does a candidate whose paired ratio to the baseline is `vs_baseline` displace it: faster with
+/// confidence (the interval's upper bound below 1) and by at least the minimum gain?
+[[nodiscard]] inline bool displaces_baseline(const MedianInterval& vs_baseline,
+                                             const DecisionConfig& decision) {
+  return vs_baseline.high < 1.0 && vs_baseline.median <= 1.0 - decision.min_gain();
+}
+
 /// One backend as a look sees it.
 struct LaneView {
   const RoundSeries* rounds = nullptr;
@@ -179,8 +186,7 @@ struct LookLevels {
     const MedianInterval vs_baseline =
         paired_ratio(*lanes[leader].rounds, *lanes[*baseline].rounds, levels.vs_baseline);
     verdict.leader_vs_baseline = vs_baseline;
-    verdict.leader_faster =
-        may_switch && vs_baseline.high < 1.0 && vs_baseline.median <= low_enough;
+    verdict.leader_faster = may_switch && displaces_baseline(vs_baseline, decision);
     const bool futile = futility(leader, *baseline).low > low_enough;
     if (!verdict.leader_faster && !futile) settled = false;
     consider_runner_up(

@@ -15,6 +15,10 @@
 ///    minimum gain, is dropped (racing). The race is settled when every rival is either
 ///    confidently slower or within the practical margin of the leader, and the leader-vs-baseline
 ///    question is answered either way.
+///    Once a look finds every candidate still racing faster than the baseline with confidence and
+///    by the minimum gain, the baseline leaves the race (is parked): the switch is decided
+///    whichever of them wins, those answers are kept, and the near tie between the candidates is
+///    raced without paying for the baseline's calls in every round.
 /// 4. Confirmation: once settled, the top two run `confirmation_rounds` more rounds alone and a
 ///    last look decides; if it is no longer settled the race goes on.
 /// The race also ends when the tuning's time budget, the call budget, the round budget or the
@@ -38,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <span>
@@ -90,8 +95,8 @@ class LatencyRace {
       const int rounds = static_cast<int>(summary_.rounds);
       if (rounds < next_look_round) {
         // Between the looks that may switch, looks that may only give up: they spend none of
-        // the switch side's alpha, so ties end early.
-        if (judged_ && race_.is_futility_look(rounds) && futility_look()) {
+        // the switch side's alpha, so ties end early. A parked baseline's question is answered.
+        if (judged_ && !baseline_parked_ && race_.is_futility_look(rounds) && futility_look()) {
           stop(StopReason::settled, "settled: no candidate can beat the baseline by the minimum "
                                     "gain");
         }
@@ -117,7 +122,16 @@ class LatencyRace {
         summary_.looks < race_.max_looks()) {
       (void)look();
     }
-    summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
+    // A parked baseline was last compared at the look that parked it: its paired rounds, and so
+    // its intervals, stop there.
+    summary_.baseline_tail_alpha =
+        baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
+    if (baseline_parked_) {
+      summary_.stop_detail += fmt::format(
+          "; the baseline left the race after look {} ({} rounds): every candidate still racing "
+          "was faster than it with confidence",
+          parked_at_look_, parked_at_round_);
+    }
     if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_};
     return std::move(summary_);
   }
@@ -135,7 +149,7 @@ class LatencyRace {
     std::vector<std::size_t> racing;
     for (std::size_t i = 0; i < lanes_->size(); ++i) {
       const Lane& lane = (*lanes_)[i];
-      if (!lane.failure && !lane.dropped) racing.push_back(i);
+      if (!lane.failure && !lane.dropped && !parked(i)) racing.push_back(i);
     }
     return racing;
   }
@@ -236,8 +250,9 @@ class LatencyRace {
     std::vector<LaneView> views;
     for (std::size_t i = 0; i < lanes_->size(); ++i) {
       const Lane& lane = (*lanes_)[i];
-      views.push_back(LaneView{&lane.rounds, (*entrants_)[i].is_baseline,
-                               !lane.failure && !lane.dropped && lane.rounds.count() > 0});
+      views.push_back(
+          LaneView{&lane.rounds, (*entrants_)[i].is_baseline,
+                   !lane.failure && !lane.dropped && !parked(i) && lane.rounds.count() > 0});
     }
     return views;
   }
@@ -258,6 +273,7 @@ class LatencyRace {
     last_look_round_ = static_cast<int>(summary_.rounds);
     const LookLevels levels = levels_at(summary_.looks);
     LookVerdict verdict = judge_look(views(), baseline_, decision_, levels);
+    if (baseline_parked_) answer_from_parked_baseline(verdict);
     if (recheck) {
       const bool agrees = verdict.leader == last_verdict_.leader &&
                           verdict.leader_faster == last_verdict_.leader_faster;
@@ -267,6 +283,7 @@ class LatencyRace {
       faster_leader_ = verdict.leader_faster ? verdict.leader : std::nullopt;
     }
     apply_drops(verdict);
+    if (!recheck && verdict.leader_faster && !verdict.settled) park_baseline(levels);
     log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
                              recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
                              levels.vs_baseline, describe_look(verdict)));
@@ -278,6 +295,43 @@ class LatencyRace {
     }
     if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);
     return verdict.settled;
+  }
+
+  [[nodiscard]] bool parked(std::size_t i) const { return baseline_parked_ && baseline_ == i; }
+
+  /// Parks the baseline when every candidate still racing displaces it at this look's level
+  /// (the question the look asked of the leader, asked of each): the switch no longer depends
+  /// on which of them wins, and each answer is kept for the looks to come, which no longer
+  /// measure the baseline. The alpha of these answers is the look's, already spent.
+  void park_baseline(const LookLevels& levels) {
+    if (baseline_parked_ || !baseline_) return;
+    std::map<std::size_t, MedianInterval> answers;
+    for (const std::size_t i : still_racing()) {
+      if (i == *baseline_) continue;
+      const MedianInterval vs_baseline =
+          paired_ratio((*lanes_)[i].rounds, (*lanes_)[*baseline_].rounds, levels.vs_baseline);
+      if (!displaces_baseline(vs_baseline, decision_)) return;
+      answers.emplace(i, vs_baseline);
+    }
+    faster_than_baseline_ = std::move(answers);
+    baseline_parked_ = true;
+    parked_at_look_ = summary_.looks;
+    parked_at_round_ = summary_.rounds;
+    log_.info(1, fmt::format("the baseline leaves the race after {} rounds: all {} candidates "
+                             "still racing are faster than it with confidence",
+                             summary_.rounds, faster_than_baseline_.size()));
+  }
+
+  /// With the baseline parked, the leader's switch answer is the one kept for it.
+  void answer_from_parked_baseline(LookVerdict& verdict) const {
+    if (!verdict.leader) return;
+    const auto answer = faster_than_baseline_.find(*verdict.leader);
+    if (answer == faster_than_baseline_.end()) {  // cannot happen: no entrant joins later
+      verdict.settled = false;
+      return;
+    }
+    verdict.leader_faster = true;
+    verdict.leader_vs_baseline = answer->second;
   }
 
   /// A look that may only give up (drop candidates, or settle on keeping the baseline).
@@ -351,6 +405,10 @@ class LatencyRace {
   std::vector<Entrant>* entrants_ = nullptr;
   std::vector<Lane>* lanes_ = nullptr;  ///< summary_.lanes
   std::optional<std::size_t> baseline_;
+  bool baseline_parked_ = false;
+  int parked_at_look_ = 0;
+  std::size_t parked_at_round_ = 0;
+  std::map<std::size_t, MedianInterval> faster_than_baseline_;  ///< kept switch answers
   Measurement summary_;
   LookVerdict last_verdict_;
   int last_look_round_ = 0;
