@@ -232,8 +232,9 @@ struct Options {
   std::vector<std::filesystem::path> sample_files;
   std::string device = "cpu";
   std::vector<std::string> backends;  ///< empty: the default candidates for the device
-  /// The default candidates' runtime sessions' thread counts (0: the runtime's default).
-  std::vector<int> runtime_threads{0};
+  /// The default candidates' runtime sessions' thread counts (0: the runtime's default); none
+  /// given: the library's (default_runtime_threads).
+  std::optional<std::vector<int>> runtime_threads;
   std::vector<std::filesystem::path> aoti_packages;
   std::vector<std::string> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
@@ -480,8 +481,9 @@ Options parse_arguments(int argc, char** argv) {
   app.add_option("--runtime-threads", runtime_threads,
                  wrapped("with the default candidates of a .pt2 archive: each ONNX Runtime and "
                          "OpenVINO session at each of these intra-op thread counts "
-                         "(comma-separated; 0: the runtime's default, the default), or sweep: "
-                         "1, about the square root of the hardware threads, and all of them"))
+                         "(comma-separated; 0: the runtime's default; default: 1,0 where the "
+                         "machine has more than one hardware thread, else 0), or sweep: 1, "
+                         "about the square root of the hardware threads, and all of them"))
       ->type_name("LIST|sweep")
       ->group(candidates_group);
   app.add_option("--aoti", aoti_packages,
@@ -685,15 +687,18 @@ Options parse_arguments(int argc, char** argv) {
 /// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
 /// and onnx, openvino and openvino_bf16 for the converted models it holds, each with its
 /// session's thread count after an @ where wanted (onnx@1).
-std::vector<aitune::lt::AnyBackend> make_candidates(const std::vector<std::string>& names,
-                                                    const aitune::lt::Model& model,
-                                                    const std::vector<int>& runtime_threads) {
+std::vector<aitune::lt::AnyBackend>
+make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
+                const std::optional<std::vector<int>>& runtime_threads) {
   using aitune::lt::AnyBackend;
-  if (!model.is_exported() && runtime_threads != std::vector<int>{0}) {
+  if (!model.is_exported() && runtime_threads) {
     throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
                      "sessions; a TorchScript model has none"};
   }
-  if (names.empty()) return aitune::lt::default_candidates(model, runtime_threads);
+  if (names.empty()) {
+    return runtime_threads ? aitune::lt::default_candidates(model, *runtime_threads)
+                           : aitune::lt::default_candidates(model);
+  }
   std::vector<AnyBackend> candidates;
   for (const auto& name : names) {
     if (!model.is_exported()) {

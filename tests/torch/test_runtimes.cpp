@@ -94,11 +94,25 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
     return names;
   };
   const bool bf16 = OpenVino::cpu_has_bf16();
-  // By default each session once, at its runtime's default threads.
+  // By default each session at one thread, then at its runtime's default threads (one thread
+  // alone where the machine has one).
+  CHECK(default_runtime_threads(0) == std::vector<int>{0});
+  CHECK(default_runtime_threads(1) == std::vector<int>{0});
+  CHECK(default_runtime_threads(2) == std::vector<int>{1, 0});
+  CHECK(default_runtime_threads(64) == std::vector<int>{1, 0});
   std::vector<std::string> expected{"OnnxRuntime(model.pt2", "OpenVino(model.pt2, f32",
                                     "OpenVino(model.pt2, bf16"};
   if (!bf16) expected.pop_back();
-  CHECK(names_of(default_candidates(model)) == expected);
+  CHECK(names_of(default_candidates(model, {0})) == expected);
+  expected = {"OnnxRuntime(model.pt2, 1 thread",    "OnnxRuntime(model.pt2",
+              "OpenVino(model.pt2, f32, 1 thread",  "OpenVino(model.pt2, f32",
+              "OpenVino(model.pt2, bf16, 1 thread", "OpenVino(model.pt2, bf16"};
+  if (!bf16) expected.resize(4);
+  const bool several_threads = std::thread::hardware_concurrency() > 1;
+  CHECK(names_of(default_candidates(model)) ==
+        names_of(default_candidates(model, several_threads ? std::vector<int>{1, 0}
+                                                           : std::vector<int>{0})));
+  CHECK(names_of(default_candidates(model, {1, 0})) == expected);
   // A sweep: each at every count.
   expected = {"OnnxRuntime(model.pt2, 1 thread",    "OnnxRuntime(model.pt2, 2 threads",
               "OpenVino(model.pt2, f32, 1 thread",  "OpenVino(model.pt2, f32, 2 threads",

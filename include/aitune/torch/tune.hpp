@@ -30,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,18 @@ inline namespace AITUNE_LT_ABI {
   return counts;
 }
 
+/// The runtime sessions' thread counts default_candidates tries: one thread, then the runtime's
+/// own default (0), on a machine with more than one hardware thread (`cores`; 0: unknown, the
+/// runtime's default alone). One thread often wins at batch size 1 on small models, leaves the
+/// other cores to the server, and cannot be stalled by a descheduled sibling thread; listed
+/// first, it takes a near tie. Their near ties cost little tuning time since the baseline
+/// leaves such a race once every candidate in it beats the baseline (docs/measurement.md).
+[[nodiscard]] inline std::vector<int>
+default_runtime_threads(unsigned cores = std::thread::hardware_concurrency()) {
+  if (cores <= 1) return {0};
+  return {1, 0};
+}
+
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of), then
@@ -83,12 +96,12 @@ inline namespace AITUNE_LT_ABI {
 /// CPU has it), where the archive holds them or records why their conversion failed: such a
 /// candidate's build fails with that cause, as it does where this build or this machine lacks
 /// the runtime, so the report names it. Each runtime session is listed at every intra-op thread
-/// count of `runtime_threads` (0: the runtime's default, the default; runtime_thread_counts
-/// gives a sweep). The sweep is not the default because its near ties cost tuning time: on 2
-/// cores it made five models' tunings 1.52x longer (docs/runtimes.md). For a TorchScript
-/// model, default_candidates(device).
+/// count of `runtime_threads` (0: the runtime's default; by default default_runtime_threads,
+/// one thread and the runtime's default; runtime_thread_counts gives a wider sweep). For a
+/// TorchScript model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend>
-default_candidates(const Model& model, const std::vector<int>& runtime_threads = {0}) {
+default_candidates(const Model& model,
+                   const std::vector<int>& runtime_threads = default_runtime_threads()) {
   if (!model.is_exported()) return default_candidates(model.device);
   const Pt2Archive& archive = *model.archive;
   const AotiModelInfo* baseline = aoti_baseline_of(model);
