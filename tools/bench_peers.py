@@ -16,14 +16,16 @@ For each model (a .pt2 archive from tools/make_models.py, with its .shape file b
    alone and how far the interleaved median moved from it (the thread pools' interference), and
    its outputs' largest difference from eager PyTorch's (relative to their largest value); then
    the paired ratio "selected / best peer" (the peer of lowest median; per round, then its
-   median) with a 95 % interval; writes the same to JSON.
+   median) with a 95 % interval, from the interleaved rounds and from the alone ones (the
+   runtimes' pools slow each other by different amounts when interleaved, so a pick that is
+   fastest served alone can lose the interleaved race); writes the same to JSON.
 
 The selected backend runs from Python here, not through the C++ TunedModule: the same runtime
 and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
 over a direct call is what tools/bench.sh overhead measures.
 
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
-       [--calls 3] [--alone-rounds 6] [--alone-calls 20] [--settle-ms 0] [--json FILE]
+       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--json FILE]
        [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
 """
 import argparse
@@ -249,14 +251,23 @@ def race(contestants, rounds, calls, settle_s):
 def alone(contestants, rounds, calls, settle_s):
     """Each contestant alone: in each of `rounds` shuffled rounds, a long block of `calls`
     consecutive calls, of which the second half is kept - a steady state, as a server calling
-    one model repeatedly runs it, spread over time like the race's rounds."""
+    one model repeatedly runs it, spread over time like the race's rounds. Per contestant, its
+    kept half-blocks, one per round."""
     times = {label: [] for label, _ in contestants}
     order = list(contestants)
     for _ in range(rounds):
         random.shuffle(order)
         for label, call in order:
-            times[label] += timed_block(call, calls, settle_s)[calls // 2:]
+            times[label].append(timed_block(call, calls, settle_s)[calls // 2:])
     return times
+
+
+def paired_ratio(times, selected, peers):
+    """The peer of lowest median in `times` (per contestant, one value per round) and the
+    median of the per-round ratios selected / that peer, with its 95 % interval."""
+    medians = {label: statistics.median(times[label]) for label in peers}
+    best = min(peers, key=medians.get)
+    return (best, *median_interval([s / b for s, b in zip(times[selected], times[best])]))
 
 
 def largest_difference(expected, got):
@@ -298,21 +309,29 @@ def bench_model(args, name, log):
     # A round's value is the mean of its block less the first call, which pays for the caches
     # the previous contestant evicted (the tuner's race discards it too).
     times = {label: [statistics.fmean(b[1:]) for b in bs] for label, bs in blocks.items()}
-    medians = {label: statistics.median(t) for label, t in times.items()}
-    best = min((label for label, _ in peers), key=medians.get)
-    ratios = [s / b for s, b in zip(times[selected[0]], times[best])]
-    ratio, low, high = median_interval(ratios)
+    peer_labels = [label for label, _ in peers]
+    best, ratio, low, high = paired_ratio(times, selected[0], peer_labels)
+    # The same pairing on the alone rounds: each contestant as a server calling only it runs it,
+    # without the other pools' after-effects that interleaving leaves (they differ by runtime).
+    steady = {label: [statistics.fmean(b) for b in bs] for label, bs in solo.items()}
+    steady_best, steady_ratio, steady_low, steady_high = paired_ratio(steady, selected[0],
+                                                                      peer_labels)
     rows = []
     for label, _ in contestants:
         first = [b[0] for b in blocks[label]]
-        rows.append({"contestant": label, "median_ms": medians[label], "p90_ms": p90(times[label]),
+        alone_calls = [ms for b in solo[label] for ms in b]
+        rows.append({"contestant": label, "median_ms": statistics.median(times[label]),
+                     "p90_ms": p90(times[label]),
                      "first_call_median_ms": statistics.median(first),
-                     "alone_median_ms": statistics.median(solo[label]),
-                     "alone_p90_ms": p90(solo[label]),
+                     "alone_median_ms": statistics.median(alone_calls),
+                     "alone_p90_ms": p90(alone_calls),
                      "largest_difference": differences[label]})
     return {"model": name, "selected": report["selected"], "selected_key": report["selected_key"],
             "tuning_s": report["_tuning_s"], "best_peer": best, "ratio": ratio,
-            "ratio_low": low, "ratio_high": high, "rounds": args.rounds, "calls": args.calls,
+            "ratio_low": low, "ratio_high": high, "alone_best_peer": steady_best,
+            "alone_ratio": steady_ratio, "alone_ratio_low": steady_low,
+            "alone_ratio_high": steady_high, "rounds": args.rounds, "calls": args.calls,
+            "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
             "settle_ms": args.settle_ms, "contestants": rows}
 
 
@@ -328,7 +347,9 @@ def print_model(result):
               f"{row['first_call_median_ms']:8.3f}  {row['alone_median_ms']:8.3f}  "
               f"{moved * 100:+5.1f}%  {row['largest_difference']:8.1e}")
     print(f"  selected / best peer ({result['best_peer']}): {result['ratio']:.3f} "
-          f"[{result['ratio_low']:.3f}, {result['ratio_high']:.3f}] 95 %")
+          f"[{result['ratio_low']:.3f}, {result['ratio_high']:.3f}] 95 % interleaved; "
+          f"alone ({result['alone_best_peer']}): {result['alone_ratio']:.3f} "
+          f"[{result['alone_ratio_low']:.3f}, {result['alone_ratio_high']:.3f}]")
 
 
 def main():
@@ -339,8 +360,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=100, help="interleaved rounds (default 100)")
     parser.add_argument("--calls", type=int, default=3, help="calls per contestant and round")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls first")
-    parser.add_argument("--alone-rounds", type=int, default=6,
-                        help="rounds of each contestant alone, half before the race and half after")
+    parser.add_argument("--alone-rounds", type=int, default=20,
+                        help="rounds of each contestant alone, half before the race and half "
+                        "after; their paired ratio is the alone one (default 20)")
     parser.add_argument("--alone-calls", type=int, default=20,
                         help="consecutive calls of a contestant alone per round (the second half "
                         "kept)")
@@ -358,9 +380,9 @@ def main():
     args.peers = args.peers.split(",")
     if any(p not in PEERS for p in args.peers):
         parser.error(f"--peers takes names from {', '.join(PEERS)}")
-    if args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 2:
+    if args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 6:
         parser.error("--rounds takes 10 or more, --calls 2 or more, --alone-calls 4 or more, "
-                     "--alone-rounds 2 or more")
+                     "--alone-rounds 6 or more")
     random.seed(0)
 
     def log(line):
@@ -375,12 +397,19 @@ def main():
           f"{torch.get_num_threads()} intra-op threads")
     for result in results:
         print_model(result)
-    geomean = math.exp(sum(math.log(r["ratio"]) for r in results) / len(results))
-    print(f"\ngeometric mean of selected / best peer: {geomean:.3f}")
-    print(f"{'model':<20} {'selected':<44} {'best peer':<28} ratio [95 % interval]")
+    def geometric_mean(key):
+        return math.exp(sum(math.log(r[key]) for r in results) / len(results))
+
+    geomean, alone_geomean = geometric_mean("ratio"), geometric_mean("alone_ratio")
+    print(f"\ngeometric mean of selected / best peer: {geomean:.3f} interleaved, "
+          f"{alone_geomean:.3f} alone")
+    print(f"{'model':<20} {'selected':<44} {'best peer':<16} {'interleaved [95 %]':<22} "
+          f"{'best alone':<16} alone [95 %]")
     for r in results:
-        print(f"{r['model']:<20} {r['selected'][:44]:<44} {r['best_peer'][:28]:<28} "
-              f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]")
+        print(f"{r['model']:<20} {r['selected'][:44]:<44} {r['best_peer'][:16]:<16} "
+              f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]  "
+              f"{r['alone_best_peer'][:16]:<16} "
+              f"{r['alone_ratio']:.3f} [{r['alone_ratio_low']:.3f}, {r['alone_ratio_high']:.3f}]")
     if args.json:
         import onnxruntime
         import openvino
@@ -388,6 +417,7 @@ def main():
             json.dump({"machine": cpu, "hardware_threads": os.cpu_count(),
                        "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
                        "openvino": openvino.__version__, "geomean_ratio": geomean,
+                       "alone_geomean_ratio": alone_geomean,
                        "models": results}, f, indent=2)
     return 0
 
