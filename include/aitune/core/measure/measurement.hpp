@@ -8,6 +8,7 @@
 #include "aitune/core/stats/paired_rounds.hpp"
 #include "aitune/core/text/enum_text.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -80,10 +81,17 @@ struct Lane {
 };
 
 /// What the race's last look (and its confirmation) decided about switching: the entrant it
-/// judged faster than the baseline with confidence and by at least the minimum gain, if any.
-/// Only that entrant may displace the baseline.
+/// judged faster than the baseline with confidence and by at least the minimum gain, if any,
+/// and, when the baseline left the race, every entrant it left it for (each was judged so at
+/// that look). Only those entrants may displace the baseline.
 struct SwitchByLooks {
   std::optional<std::size_t> entrant{};
+  std::vector<std::size_t> baseline_parked_for{};
+
+  [[nodiscard]] bool may_displace(std::size_t i) const {
+    return entrant == i || std::find(baseline_parked_for.begin(), baseline_parked_for.end(), i) !=
+                               baseline_parked_for.end();
+  }
 };
 
 /// The verdict of one measurement: the lanes, in the order of the entrants, and the level the

@@ -126,14 +126,14 @@ class LatencyRace {
     // its intervals, stop there.
     summary_.baseline_tail_alpha =
         baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
-    if (baseline_parked_) {
+    if (baseline_parked_ && summary_.rounds > parked_at_round_) {
       summary_.stop_detail += fmt::format(
           "; the baseline left the race after look {} ({} rounds): every candidate still racing "
           "was faster than it with confidence; the ratios to it are over those rounds, so they "
           "may order the candidates otherwise than the rounds after did",
           parked_at_look_, parked_at_round_);
     }
-    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_};
+    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_, parked_for()};
     return std::move(summary_);
   }
 
@@ -279,7 +279,13 @@ class LatencyRace {
       const bool agrees = verdict.leader == last_verdict_.leader &&
                           verdict.leader_faster == last_verdict_.leader_faster;
       if (!agrees) verdict.settled = false;
-      if (faster_leader_ && !(agrees && verdict.leader_faster)) faster_leader_.reset();
+      // A parked baseline is displaced by whichever of its candidates leads: a new leader
+      // sends the race on between them, not the switch back.
+      if (baseline_parked_) {
+        faster_leader_ = verdict.leader;
+      } else if (faster_leader_ && !(agrees && verdict.leader_faster)) {
+        faster_leader_.reset();
+      }
     } else {
       faster_leader_ = verdict.leader_faster ? verdict.leader : std::nullopt;
     }
@@ -321,6 +327,14 @@ class LatencyRace {
     log_.info(1, fmt::format("the baseline leaves the race after {} rounds: all {} candidates "
                              "still racing are faster than it with confidence",
                              summary_.rounds, faster_than_baseline_.size()));
+  }
+
+  /// The candidates the baseline was parked for: each displaces it.
+  [[nodiscard]] std::vector<std::size_t> parked_for() const {
+    std::vector<std::size_t> entrants;
+    for (const auto& [entrant, answer] : faster_than_baseline_)
+      entrants.push_back(entrant);
+    return entrants;
   }
 
   /// With the baseline parked, the leader's switch answer is the one kept for it.

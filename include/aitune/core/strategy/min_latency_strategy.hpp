@@ -330,9 +330,9 @@ class MinLatencyStrategy {
     /// The level of comparisons with the baseline, from the measurement that produced them.
     double baseline_tail_alpha = 0.0;
     /// Whether the race's looks answered the switch question (the confident rule, raced), and
-    /// the candidate (its index) they judged to displace the baseline, if any.
+    /// the candidates (their indices) they judged to displace the baseline, if any.
     bool switch_judged_by_looks = false;
-    std::optional<std::size_t> switch_by_looks{};
+    std::vector<std::size_t> switch_by_looks{};
     /// For the progress callback: when it was last told, and the measurement so far.
     double last_progress_ms = 0.0;
     std::size_t rounds_so_far = 0;
@@ -636,13 +636,15 @@ class MinLatencyStrategy {
     }
     summarize(run, measured);
     if (measured.switch_verdict) {
-      // The race names an entrant: the baseline comes first when it was measured, then the
+      // The race names entrants: the baseline comes first when it was measured, then the
       // waiting candidates in order.
       run.switch_judged_by_looks = true;
       const std::size_t first_candidate = run.baseline_waiting ? 1 : 0;
-      const std::optional<std::size_t> entrant = measured.switch_verdict->entrant;
-      if (entrant && *entrant >= first_candidate) {
-        run.switch_by_looks = run.waiting[*entrant - first_candidate].index;
+      for (std::size_t entrant = first_candidate; entrant - first_candidate < run.waiting.size();
+           ++entrant) {
+        if (measured.switch_verdict->may_displace(entrant)) {
+          run.switch_by_looks.push_back(run.waiting[entrant - first_candidate].index);
+        }
       }
     }
 
@@ -799,7 +801,10 @@ class MinLatencyStrategy {
     std::optional<SwitchVerdict> verdict;
     if (run.best && baseline_result_) {
       std::optional<bool> by_looks;
-      if (run.switch_judged_by_looks) by_looks = run.switch_by_looks == run.best->index;
+      if (run.switch_judged_by_looks) {
+        by_looks =
+            std::ranges::find(run.switch_by_looks, run.best->index) != run.switch_by_looks.end();
+      }
       verdict = decider(run).verdict(run.best->result, *baseline_result_,
                                      descriptions_[run.best->index], by_looks);
     }
