@@ -241,6 +241,7 @@ struct Options {
   std::optional<int> samples;
   bool stable = false;
   bool sequential = false;
+  std::optional<double> switch_warmup_ms;  ///< not given: the library's (RaceConfig)
   bool aitune_rule = false;
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
@@ -345,6 +346,18 @@ const CLI::Validator seconds_validator(
       const double seconds = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0' || !(seconds > 0.0) || seconds > 1e6) {
         return fmt::format("must be a positive number of seconds (at most 1e6), got '{}'", text);
+      }
+      return {};
+    },
+    "");
+
+/// --switch-warmup-ms: milliseconds from 0 to 1000 (RaceConfig::set_switch_warmup_ms's range).
+const CLI::Validator milliseconds_validator(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double ms = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(ms >= 0.0 && ms <= 1000.0)) {
+        return fmt::format("must be a number of milliseconds from 0 to 1000, got '{}'", text);
       }
       return {};
     },
@@ -517,6 +530,16 @@ Options parse_arguments(int argc, char** argv) {
          wrapped("time each backend alone, one after another (aitune's schedule; uses less memory) "
                  "instead of in interleaved rounds"))
       ->group(measure_group);
+  app.add_option(
+         "--switch-warmup-ms", options.switch_warmup_ms,
+         wrapped(fmt::format(
+             "in the interleaved race, untimed calls after each block's discarded first call "
+             "until MS milliseconds have passed since the block began, so that the previous "
+             "backend's spinning threads do not slow the timed call (0 to 1000; default {:g})",
+             aitune::RaceConfig{}.switch_warmup_ms())))
+      ->type_name("MS")
+      ->check(milliseconds_validator)
+      ->group(measure_group);
   app.add_flag("--stable", options.stable,
                wrapped("with --sequential: time until latency is stable (StableWindow)"))
       ->group(measure_group);
@@ -678,6 +701,10 @@ Options parse_arguments(int argc, char** argv) {
   }
   if (options.stable && !options.sequential) {
     throw UsageError{"--stable is a stop rule of the sequential schedule: add --sequential"};
+  }
+  if (options.switch_warmup_ms && options.sequential) {
+    throw UsageError{"--switch-warmup-ms sets the interleaved race: it does not go with "
+                     "--sequential"};
   }
   check_paths_apart(options);
   return options;
@@ -1054,6 +1081,10 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
   if (options.stable) profiling.set_stop_rule(StableWindow());
+  if (options.switch_warmup_ms) {
+    profiling.set_race(
+        RaceConfig{profiling.race()}.set_switch_warmup_ms(*options.switch_warmup_ms));
+  }
   const auto config =
       StrategyConfig{}
           .enable_performance_validation(validation)

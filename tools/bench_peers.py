@@ -25,8 +25,8 @@ and settings, so its ratio says whether the tuner chose well; the TunedModule's 
 over a direct call is what tools/bench.sh overhead measures.
 
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
-       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--json FILE]
-       [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
+       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--switch-warmup-ms 0]
+       [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
 """
 import argparse
 import json
@@ -224,19 +224,23 @@ def p90(values):
     return ordered[min(len(ordered) - 1, int(math.ceil(0.9 * len(ordered))) - 1)]
 
 
-def timed_block(call, calls, settle_s):
-    """`calls` consecutive calls after a pause of `settle_s`; each call's latency in ms."""
+def timed_block(call, calls, settle_s, warmup_s=0.0):
+    """`calls` consecutive calls after a pause of `settle_s`; each call's latency in ms. After
+    the first call, untimed calls until `warmup_s` has passed since the block began."""
     if settle_s > 0:
         time.sleep(settle_s)
     block = []
+    began = time.perf_counter()
     for _ in range(calls):
         start = time.perf_counter()
         call()
         block.append((time.perf_counter() - start) * 1e3)
+        while len(block) == 1 and time.perf_counter() - began < warmup_s:
+            call()
     return block
 
 
-def race(contestants, rounds, calls, settle_s):
+def race(contestants, rounds, calls, settle_s, warmup_s):
     """Shuffled interleaved rounds, each contestant a block of `calls` calls per round, as the
     tuner's race runs them: per contestant, its blocks (each call's latency in ms)."""
     times = {label: [] for label, _ in contestants}
@@ -244,7 +248,7 @@ def race(contestants, rounds, calls, settle_s):
     for _ in range(rounds):
         random.shuffle(order)
         for label, call in order:
-            times[label].append(timed_block(call, calls, settle_s))
+            times[label].append(timed_block(call, calls, settle_s, warmup_s))
     return times
 
 
@@ -302,7 +306,7 @@ def bench_model(args, name, log):
         "race and half after")
     solo = alone(contestants, args.alone_rounds // 2, args.alone_calls, settle_s)
     log(f"  racing {len(contestants)} in {args.rounds} rounds of {args.calls} calls")
-    blocks = race(contestants, args.rounds, args.calls, settle_s)
+    blocks = race(contestants, args.rounds, args.calls, settle_s, args.switch_warmup_ms / 1e3)
     for label, kept in alone(contestants, args.alone_rounds - args.alone_rounds // 2,
                              args.alone_calls, settle_s).items():
         solo[label] += kept
@@ -332,7 +336,8 @@ def bench_model(args, name, log):
             "alone_ratio": steady_ratio, "alone_ratio_low": steady_low,
             "alone_ratio_high": steady_high, "rounds": args.rounds, "calls": args.calls,
             "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
-            "settle_ms": args.settle_ms, "contestants": rows}
+            "settle_ms": args.settle_ms, "switch_warmup_ms": args.switch_warmup_ms,
+            "contestants": rows}
 
 
 def print_model(result):
@@ -366,6 +371,9 @@ def main():
     parser.add_argument("--alone-calls", type=int, default=20,
                         help="consecutive calls of a contestant alone per round (the second half "
                         "kept)")
+    parser.add_argument("--switch-warmup-ms", type=float, default=0,
+                        help="in the race, untimed calls after a block's first call until this "
+                        "long since the block began (the other pools go idle meanwhile)")
     parser.add_argument("--settle-ms", type=float, default=0,
                         help="a pause before each block, for the thread pools to go idle")
     parser.add_argument("--tune-args", default="",

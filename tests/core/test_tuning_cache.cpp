@@ -433,6 +433,7 @@ TEST_CASE("The settings key changes with every setting that can change a decisio
        with_profiling([](ProfilingConfig& p) { p.set_candidate_time_budget_ms(5'000); })},
       {"block calls", with_race([](RaceConfig& r) { r.set_block_calls(3); })},
       {"discard first call", with_race([](RaceConfig& r) { r.set_discard_first_call(false); })},
+      {"switch warm-up", with_race([](RaceConfig& r) { r.set_switch_warmup_ms(5); })},
       {"first look", with_race([](RaceConfig& r) { r.set_looks(12, 1.5, 9); })},
       {"look growth", with_race([](RaceConfig& r) { r.set_looks(10, 2.0, 9); })},
       {"max looks", with_race([](RaceConfig& r) { r.set_looks(10, 1.5, 5); })},

@@ -39,6 +39,9 @@ struct LatencyModel {
   double switch_penalty = 0.0;           ///< extra fraction on the first call after another backend
   std::vector<double> warmup_factors{};  ///< multipliers of the first calls (JIT, cold caches)
   bool cost_scales_with_sample = false;  ///< a call on sample x takes x times as long
+  /// The switch penalty lasts this long: every call begun within it pays it, not only the first
+  /// (the previous backend's thread pool still spinning).
+  double switch_window_ms = 0.0;
 
   /// The same noise around another median.
   [[nodiscard]] LatencyModel with_median(double ms) const {
@@ -68,6 +71,8 @@ struct SimulatedMachine {
   Drift drift{};
   /// Which backend called last (for the switch penalty), shared by all of them.
   std::shared_ptr<std::uint64_t> last_caller = std::make_shared<std::uint64_t>(0);
+  /// When the last caller took over (for the switch window).
+  std::shared_ptr<double> switched_at_ms = std::make_shared<double>(0.0);
   /// How the baseline (make_baseline) behaves.
   std::string baseline_name = "TorchEager";
   LatencyModel baseline{};
@@ -123,6 +128,7 @@ class SimulatedBackend : public BackendLifecycle<SimulatedBackend> {
     clock_ = machine.clock;
     random_ = machine.random;
     last_caller_ = machine.last_caller;
+    switched_at_ms_ = machine.switched_at_ms;
     drift_ = machine.drift;
     static std::atomic<std::uint64_t> next_id{1};
     id_ = next_id++;
@@ -130,14 +136,18 @@ class SimulatedBackend : public BackendLifecycle<SimulatedBackend> {
 
   double do_infer(double x) {
     std::mt19937_64& random = *random_;
-    double factor = drift_.factor(clock_->now_ms());
+    const double now_ms = clock_->now_ms();
+    double factor = drift_.factor(now_ms);
     if (latency_.sigma > 0.0) factor *= std::exp(latency_.sigma * normal_(random));
     if (latency_.spike_probability > 0.0 && uniform_(random) < latency_.spike_probability) {
       const double log_min = std::log(latency_.spike_factor_min);
       const double log_max = std::log(latency_.spike_factor_max);
       factor *= std::exp(log_min + (log_max - log_min) * uniform_(random));
     }
-    if (*last_caller_ != id_) factor *= 1.0 + latency_.switch_penalty;
+    if (*last_caller_ != id_) *switched_at_ms_ = now_ms;
+    if (*last_caller_ != id_ || now_ms - *switched_at_ms_ < latency_.switch_window_ms) {
+      factor *= 1.0 + latency_.switch_penalty;
+    }
     if (calls_ < latency_.warmup_factors.size()) factor *= latency_.warmup_factors[calls_];
     if (latency_.cost_scales_with_sample) factor *= x;
     *last_caller_ = id_;
@@ -153,6 +163,7 @@ class SimulatedBackend : public BackendLifecycle<SimulatedBackend> {
   std::shared_ptr<VirtualClock> clock_;
   std::shared_ptr<std::mt19937_64> random_;
   std::shared_ptr<std::uint64_t> last_caller_;
+  std::shared_ptr<double> switched_at_ms_;
   Drift drift_{};
   std::uint64_t id_ = 0;
   std::uint64_t calls_ = 0;

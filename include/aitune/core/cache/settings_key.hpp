@@ -48,6 +48,7 @@ inline void to_json(nlohmann::json& json, const WarmupConfig& warmup) {
 inline void to_json(nlohmann::json& json, const RaceConfig& race) {
   json = {{"block_calls", race.block_calls()},
           {"discard_first_call", race.discard_first_call()},
+          {"switch_warmup_ms", race.switch_warmup_ms()},
           {"first_look_rounds", race.first_look_rounds()},
           {"look_growth", race.look_growth()},
           {"max_looks", race.max_looks()},

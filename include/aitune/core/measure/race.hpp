@@ -126,6 +126,10 @@ class LatencyRace {
     // its intervals, stop there.
     summary_.baseline_tail_alpha =
         baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
+    if (race_.switch_warmup_ms() > 0.0 && race_.kept_calls_per_block() < race_.block_calls()) {
+      summary_.stop_detail += fmt::format(
+          "; calls within {:g} ms of a block's start were not timed", race_.switch_warmup_ms());
+    }
     if (baseline_parked_ && summary_.rounds > parked_at_round_) {
       summary_.stop_detail += fmt::format(
           "; the baseline left the race after look {} ({} rounds): every candidate still racing "
@@ -196,6 +200,19 @@ class LatencyRace {
     }
   }
 
+  /// Untimed calls on the discarded call's sample until the switch warm-up has passed since
+  /// the block began; false when one failed.
+  bool warm_after_switch(std::size_t i, std::size_t call_index, double block_began_ms) {
+    for (int call = 0;
+         call < RaceConfig::max_switch_warmup_calls &&
+         timer_.now_ms() - block_began_ms < race_.switch_warmup_ms() && !past_deadline();
+         ++call) {
+      double ignored = 0.0;
+      if (!timed_call(i, call_index, ignored)) return false;
+    }
+    return true;
+  }
+
   void run_round(std::vector<std::size_t> order) {
     std::shuffle(order.begin(), order.end(), random_);
     const auto round = summary_.rounds;
@@ -206,6 +223,7 @@ class LatencyRace {
       if (past_deadline() && (*lanes_)[i].rounds.count() > 0) continue;
       std::vector<double> kept;
       std::vector<double> kept_host;
+      const double block_began_ms = timer_.now_ms();
       bool ok = true;
       for (int call = 0; call < race_.block_calls() && ok; ++call) {
         double ms = 0.0;
@@ -219,6 +237,7 @@ class LatencyRace {
           kept.push_back(ms);
           if (host_ms >= 0.0) kept_host.push_back(host_ms);
         }
+        if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
       }
       if (!ok) continue;
       Lane& lane = (*lanes_)[i];

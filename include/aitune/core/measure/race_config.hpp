@@ -81,6 +81,21 @@ class RaceConfig {
     discard_first_call_ = discard;
     return *this;
   }
+  /// With the first call discarded: more untimed calls after it, until `ms` have passed since
+  /// the block began. The previous backend's thread pool can spin for a while after its call and
+  /// take cores from this one, by amounts that differ between runtimes, which a server calling
+  /// one model does not pay (docs/measurement.md, "Fair between thread pools"). 0: only the
+  /// first call is discarded. They count as the backend's calls and time (its budget, the call
+  /// budget). At most `max_switch_warmup_calls` such calls per block, so that a backend whose
+  /// calls take no time cannot stall the race.
+  RaceConfig& set_switch_warmup_ms(double ms) {
+    if (!(ms >= 0.0 && ms <= 1000.0)) {
+      throw ConfigError(fmt::format("the switch warm-up must be within [0, 1000] ms, got {}", ms));
+    }
+    switch_warmup_ms_ = ms;
+    return *this;
+  }
+  static constexpr int max_switch_warmup_calls = 1000;
   /// Rounds before the first look, the factor between look points (10, 15, 23, 35, ...) and
   /// the number of looks.
   RaceConfig& set_looks(int first_look_rounds, double growth, int max_looks) {
@@ -143,6 +158,7 @@ class RaceConfig {
 
   [[nodiscard]] int block_calls() const noexcept { return block_calls_; }
   [[nodiscard]] bool discard_first_call() const noexcept { return discard_first_call_; }
+  [[nodiscard]] double switch_warmup_ms() const noexcept { return switch_warmup_ms_; }
   [[nodiscard]] int kept_calls_per_block() const noexcept {
     return discard_first_call_ && block_calls_ > 1 ? block_calls_ - 1 : block_calls_;
   }
@@ -175,11 +191,14 @@ class RaceConfig {
 
   [[nodiscard]] std::string describe() const {
     return fmt::format(
-        "interleaved rounds of {} call(s){}, looks at {}x{} rounds (at most {}; the first spends "
+        "interleaved rounds of {} call(s){}{}, looks at {}x{} rounds (at most {}; the first spends "
         "{:.0f} % of alpha), futility looks {}, {} confirmation round(s) of a switch, max {} "
         "rounds",
-        block_calls_, discard_first_call_ ? " (first discarded)" : "", first_look_rounds_,
-        look_growth_, max_looks_, first_look_share_ * 100.0,
+        block_calls_, discard_first_call_ ? " (first discarded)" : "",
+        switch_warmup_ms_ > 0.0 && kept_calls_per_block() < block_calls_
+            ? fmt::format(" after {:g} ms of warm-up calls", switch_warmup_ms_)
+            : std::string(),
+        first_look_rounds_, look_growth_, max_looks_, first_look_share_ * 100.0,
         futility_every_ > 0
             ? fmt::format("every {} rounds from round {}", futility_every_, futility_first_round_)
             : std::string("off"),
@@ -191,6 +210,7 @@ class RaceConfig {
   // decides").
   int block_calls_ = 2;
   bool discard_first_call_ = true;
+  double switch_warmup_ms_ = 0.0;
   int first_look_rounds_ = 10;
   double look_growth_ = 1.5;
   int max_looks_ = 9;  // looks at 10, 15, 23, 35, 53, 80, 120, 180, 270 rounds
