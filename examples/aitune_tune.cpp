@@ -339,29 +339,28 @@ std::string wrapped(std::string_view text, std::size_t width = 66) {
   return out;
 }
 
+/// A validator of a number that `accepts`, else the error "must be `what`, got 'TEXT'".
+template <class Accepts>
+CLI::Validator number_validator(Accepts accepts, std::string what) {
+  return CLI::Validator(
+      [accepts, what = std::move(what)](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !accepts(value)) {
+          return fmt::format("must be {}, got '{}'", what, text);
+        }
+        return {};
+      },
+      "");
+}
+
 /// --time-budget: a positive number of seconds, at most 10^6.
-const CLI::Validator seconds_validator(
-    [](std::string& text) -> std::string {
-      char* end = nullptr;
-      const double seconds = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(seconds > 0.0) || seconds > 1e6) {
-        return fmt::format("must be a positive number of seconds (at most 1e6), got '{}'", text);
-      }
-      return {};
-    },
-    "");
+const CLI::Validator seconds_validator = number_validator(
+    [](double s) { return s > 0.0 && s <= 1e6; }, "a positive number of seconds (at most 1e6)");
 
 /// --switch-warmup-ms: milliseconds from 0 to 1000 (RaceConfig::set_switch_warmup_ms's range).
-const CLI::Validator milliseconds_validator(
-    [](std::string& text) -> std::string {
-      char* end = nullptr;
-      const double ms = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(ms >= 0.0 && ms <= 1000.0)) {
-        return fmt::format("must be a number of milliseconds from 0 to 1000, got '{}'", text);
-      }
-      return {};
-    },
-    "");
+const CLI::Validator milliseconds_validator = number_validator(
+    [](double ms) { return ms >= 0.0 && ms <= 1000.0; }, "a number of milliseconds from 0 to 1000");
 
 /// CLI11's help with our usage lines in place of its one-line usage.
 class HelpFormatter : public CLI::Formatter {

@@ -126,7 +126,7 @@ class LatencyRace {
     // its intervals, stop there.
     summary_.baseline_tail_alpha =
         baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
-    if (race_.switch_warmup_ms() > 0.0 && race_.kept_calls_per_block() < race_.block_calls()) {
+    if (race_.warms_up_after_switch()) {
       summary_.stop_detail += fmt::format(
           "; calls within {:g} ms of a block's start were not timed", race_.switch_warmup_ms());
     }

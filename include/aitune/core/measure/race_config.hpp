@@ -159,6 +159,10 @@ class RaceConfig {
   [[nodiscard]] int block_calls() const noexcept { return block_calls_; }
   [[nodiscard]] bool discard_first_call() const noexcept { return discard_first_call_; }
   [[nodiscard]] double switch_warmup_ms() const noexcept { return switch_warmup_ms_; }
+  /// Whether blocks make warm-up calls after their discarded first call.
+  [[nodiscard]] bool warms_up_after_switch() const noexcept {
+    return switch_warmup_ms_ > 0.0 && kept_calls_per_block() < block_calls_;
+  }
   [[nodiscard]] int kept_calls_per_block() const noexcept {
     return discard_first_call_ && block_calls_ > 1 ? block_calls_ - 1 : block_calls_;
   }
@@ -195,9 +199,8 @@ class RaceConfig {
         "{:.0f} % of alpha), futility looks {}, {} confirmation round(s) of a switch, max {} "
         "rounds",
         block_calls_, discard_first_call_ ? " (first discarded)" : "",
-        switch_warmup_ms_ > 0.0 && kept_calls_per_block() < block_calls_
-            ? fmt::format(" after {:g} ms of warm-up calls", switch_warmup_ms_)
-            : std::string(),
+        warms_up_after_switch() ? fmt::format(" after {:g} ms of warm-up calls", switch_warmup_ms_)
+                                : std::string(),
         first_look_rounds_, look_growth_, max_looks_, first_look_share_ * 100.0,
         futility_every_ > 0
             ? fmt::format("every {} rounds from round {}", futility_every_, futility_first_round_)
