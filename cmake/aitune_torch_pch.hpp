@@ -47,6 +47,15 @@
 #endif
 #undef AITUNE_PCH_TORCH_AT_LEAST
 
+// The runtimes' headers (aitune/torch/openvino.hpp, onnx_runtime.hpp): OpenVINO's alone is some
+// 2 s of parsing in each LibTorch translation unit.
+#if AITUNE_WITH_OPENVINO
+#include <openvino/openvino.hpp>
+#endif
+#if AITUNE_WITH_ONNXRUNTIME
+#include <onnxruntime_c_api.h>
+#endif
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
