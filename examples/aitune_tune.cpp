@@ -396,6 +396,20 @@ int runtime_threads_of(const std::string& name) {
   return *threads;
 }
 
+/// The graph optimisation level a --backends name gives an ONNX Runtime session: onnx (all of
+/// them, ONNX Runtime's default), onnx_extended, onnx_basic, onnx_disabled; none for another name.
+std::optional<aitune::lt::OnnxOptimization> onnx_level_of(const std::string& runtime) {
+  using aitune::lt::OnnxOptimization;
+  if (runtime == "onnx") return OnnxOptimization::all;
+  for (const OnnxOptimization level :
+       {OnnxOptimization::extended, OnnxOptimization::basic, OnnxOptimization::disabled}) {
+    if (runtime == fmt::format("onnx_{}", aitune::lt::OnnxRuntime::optimization_name(level))) {
+      return level;
+    }
+  }
+  return std::nullopt;
+}
+
 /// --runtime-threads: sweep, or thread counts (0: the runtime's default).
 std::vector<int> parse_runtime_threads(const std::string& text) {
   if (text == "sweep") {
@@ -487,7 +501,9 @@ Options parse_arguments(int argc, char** argv) {
                  "bf16, fp16, perturbed (a canary the correctness check must reject). For a .pt2 "
                  "archive: names of the AOTInductor models in it, and onnx, openvino, "
                  "openvino_bf16 for its converted models, with the session's threads after an @ "
-                 "where wanted (onnx@1) (default: all of them)"))
+                 "where wanted (onnx@1); onnx_extended, onnx_basic and onnx_disabled lower ONNX "
+                 "Runtime's graph optimisation (default: all of them, ONNX Runtime's at its "
+                 "default level)"))
       ->type_name("LIST")
       ->group(candidates_group);
   app.add_option("--runtime-threads", runtime_threads,
@@ -711,8 +727,9 @@ Options parse_arguments(int argc, char** argv) {
 
 /// The candidates --backends names (default: the model's default candidates). A TorchScript
 /// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
-/// and onnx, openvino and openvino_bf16 for the converted models it holds, each with its
-/// session's thread count after an @ where wanted (onnx@1).
+/// and onnx (onnx_extended, onnx_basic, onnx_disabled: at a lower graph optimisation level),
+/// openvino and openvino_bf16 for the converted models it holds, each with its session's thread
+/// count after an @ where wanted (onnx@1).
 std::vector<aitune::lt::AnyBackend>
 make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
                 const std::optional<std::vector<int>>& runtime_threads) {
@@ -737,9 +754,10 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
     const aitune::lt::Pt2Archive& archive = *model.archive;
     // A runtime's name takes its session's intra-op threads after an @: onnx@1.
     const std::string runtime = name.substr(0, name.find('@'));
-    if (runtime == "onnx") {
+    if (const std::optional<aitune::lt::OnnxOptimization> level = onnx_level_of(runtime)) {
       candidates.emplace_back(
-          aitune::lt::OnnxRuntime::from_archive(archive).set_threads(runtime_threads_of(name)));
+          aitune::lt::OnnxRuntime::from_archive(archive).set_optimization(*level).set_threads(
+              runtime_threads_of(name)));
       continue;
     }
     if (runtime == "openvino" || runtime == "openvino_bf16") {
@@ -760,7 +778,8 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
       throw UsageError{fmt::format(
           "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
           "it: {}; and onnx, openvino, openvino_bf16 for its converted models, with @THREADS "
-          "where wanted)",
+          "where wanted; onnx_extended, onnx_basic, onnx_disabled for ONNX Runtime at a lower "
+          "graph optimisation level)",
           archive.path.string(), name,
           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
     }
