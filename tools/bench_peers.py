@@ -107,9 +107,11 @@ def as_tensors(value):
 
 # Each maker returns a call: () -> outputs, on the inputs it was given.
 
-def onnx_session(archive, inputs, optimization=None, threads=0):
+def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=False):
     import onnxruntime
     options = onnxruntime.SessionOptions()
+    if spinning_stop:
+        options.add_session_config_entry("session.force_spinning_stop", "1")
     if optimization is not None:
         options.graph_optimization_level = {
             "disabled": onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL,
@@ -157,8 +159,9 @@ def selected_call(report, archive, inputs):
     key = report["selected_key"]
     kind = key.split(":", 1)[0]
     if kind == "onnxruntime":
-        _, optimization, threads, _ = key.rsplit(":", 3)
-        return onnx_session(archive, inputs, optimization, int(threads))
+        _, optimization, threads, spinning, _ = key.rsplit(":", 4)
+        return onnx_session(archive, inputs, optimization, int(threads),
+                            spinning == "spinning-stop")
     if kind == "openvino":
         _, precision, threads, _ = key.rsplit(":", 3)
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision}

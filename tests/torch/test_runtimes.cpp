@@ -180,6 +180,13 @@ TEST_CASE("ONNX Runtime and OpenVINO run the converted dict-output model and ret
       CHECK_THAT(tuned.describe(),
                  Catch::Contains("optimization basic, 1 thread") && !Catch::Contains("threads"));
       check(tuned);
+      // The threads stop spinning after each call unless told otherwise; either is a candidate
+      // of its own.
+      AnyBackend spinning(OnnxRuntime::from_archive(archive).set_spinning_stop(false));
+      CHECK_THAT(spinning.describe(), Catch::Contains(", spinning after calls"));
+      CHECK_THAT(OnnxRuntime::from_archive(archive).describe(), !Catch::Contains("spinning"));
+      CHECK(spinning.key() != OnnxRuntime::from_archive(archive).key());
+      check(spinning);
     }
   }
   SECTION("OpenVINO") {

@@ -191,7 +191,8 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
 
   /// The ONNX model of the archive `package` (empty: the tuned model's own), with ONNX
   /// Runtime's defaults: every graph optimisation, and as many intra-op threads as ONNX Runtime
-  /// picks (its physical cores).
+  /// picks (its physical cores); but its threads stop spinning after each call
+  /// (set_spinning_stop).
   explicit OnnxRuntime(std::filesystem::path package = {}) : package_(std::move(package)) {}
 
   /// The ONNX model a model's own `.pt2` archive holds.
@@ -202,6 +203,17 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// The graph optimisation level (default: all).
   OnnxRuntime& set_optimization(OnnxOptimization level) {
     optimization_ = level;
+    return *this;
+  }
+  /// Whether the session's threads stop spinning when a call returns (default: true).
+  /// ONNX Runtime's own default keeps them spinning for a while after each call, waiting for
+  /// more work: on a machine with few cores they then slow whatever runs next on those cores -
+  /// another backend in a race (eager PyTorch's calls on the transformer encoder were twice as
+  /// slow interleaved with a spinning session as alone, and 4 % slower with one that stops:
+  /// docs/runtimes.md), or the rest of a server. Stopping costs the next call the threads'
+  /// wake-up, measured and served alike. ONNX Runtime's "session.force_spinning_stop".
+  OnnxRuntime& set_spinning_stop(bool stop) {
+    spinning_stop_ = stop;
     return *this;
   }
   /// The session's intra-op threads; 0 (the default) lets ONNX Runtime pick.
@@ -230,13 +242,15 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
       settings += fmt::format(", optimization {}", optimization_name(optimization_));
     }
     if (threads_ > 0) settings += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
+    if (!spinning_stop_) settings += ", spinning after calls";
     const std::string loaded = version();
     return fmt::format("OnnxRuntime({}{}{})", package_.filename().string(), settings,
                        loaded.empty() ? "" : ", ORT " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("onnxruntime:{}:{}:{}:{}", package_.string(),
-                       optimization_name(optimization_), threads_, version());
+    return fmt::format("onnxruntime:{}:{}:{}:{}:{}", package_.string(),
+                       optimization_name(optimization_), threads_,
+                       spinning_stop_ ? "spinning-stop" : "spinning", version());
   }
   /// The archive it loads the model from: the tuning cache's key covers its content.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
@@ -309,6 +323,10 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
         "graph optimisation level");
     if (threads_ > 0) {
       ort.check(ort.api->SetIntraOpNumThreads(options, threads_), "intra-op threads");
+    }
+    if (spinning_stop_) {
+      ort.check(ort.api->AddSessionConfigEntry(options, "session.force_spinning_stop", "1"),
+                "stopping the threads' spinning after each call");
     }
     const std::string& bytes = converted_.files.front();
     ort.check(ort.api->CreateSessionFromArray(ort.env, bytes.data(), bytes.size(), options,
@@ -437,6 +455,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   std::filesystem::path package_{};
   OnnxOptimization optimization_ = OnnxOptimization::all;
   int threads_ = 0;
+  bool spinning_stop_ = true;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
   std::string unknown_structure_{};
