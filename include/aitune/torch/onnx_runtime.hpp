@@ -209,9 +209,10 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// ONNX Runtime's own default keeps them spinning for a while after each call, waiting for
   /// more work: on a machine with few cores they then slow whatever runs next on those cores -
   /// another backend in a race (eager PyTorch's calls on the transformer encoder were twice as
-  /// slow interleaved with a spinning session as alone, and 4 % slower with one that stops:
+  /// slow interleaved with a spinning session as alone, and 3-4 % slower with one that stops:
   /// docs/runtimes.md), or the rest of a server. Stopping costs the next call the threads'
-  /// wake-up, measured and served alike. ONNX Runtime's "session.force_spinning_stop".
+  /// wake-up (up to 9 % there), measured and served alike; false suits a server calling this
+  /// one session back to back. ONNX Runtime's "session.force_spinning_stop".
   OnnxRuntime& set_spinning_stop(bool stop) {
     spinning_stop_ = stop;
     return *this;
