@@ -26,10 +26,23 @@ if runs ci-libtorch1.13; then
   libtorch113=(libtorch-dev python3-torch python3-torchvision)
 fi
 step "Debian packages" tools/install-deps.sh "${libtorch113[@]}"
-step "venv 2.11" tools/setup-venv.sh 2.11  # the primary presets' and the sanitizer run's
-if runs ci-2.15; then
-  step "venv 2.15" tools/setup-venv.sh 2.15
-fi
+# The venvs at once: pip installs on one core, so two take about the time of one. ONNX Runtime's
+# headers, which each venv's set-up fetches when missing, come first, once.
+setup_venvs() {  # setup_venvs VERSION...: tools/setup-venv.sh for each, side by side
+  tools/fetch-onnxruntime-headers.sh
+  local pids=() version failed=0
+  for version in "$@"; do
+    tools/setup-venv.sh "$version" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
+  done
+  return $failed
+}
+venvs=(2.11)  # the primary presets' and the sanitizer run's
+runs ci-2.15 && venvs+=(2.15)
+step "venvs ${venvs[*]}" setup_venvs "${venvs[@]}"
 for preset in $presets; do
   echo "== preset $preset"
   step "$preset configure" cmake --preset "$preset" >/dev/null

@@ -14,6 +14,12 @@ set(consumer_common_options
 if(AITUNE_TEST_OPTIMIZATION)
   list(APPEND consumer_common_options "-DCMAKE_CXX_FLAGS_RELEASE=${AITUNE_TEST_OPTIMIZATION} -DNDEBUG")
 endif()
+# GCC's garbage collections too (cmake/AituneCompileTime.cmake): the LibTorch consumer's one
+# file is most of its test's minute and a half.
+if(AITUNE_GCC_COLLECTION_OPTIONS)
+  list(JOIN AITUNE_GCC_COLLECTION_OPTIONS " " collection_flags)
+  list(APPEND consumer_common_options "-DCMAKE_CXX_FLAGS=${collection_flags}")
+endif()
 
 # DIR names the consumer's build folder apart from the test's name: LibTorch's CUDA probe (and
 # other try_compile steps under Unix Makefiles) cannot compile in a path with spaces or brackets.
