@@ -26,10 +26,11 @@ if runs ci-libtorch1.13; then
   libtorch113=(libtorch-dev python3-torch python3-torchvision)
 fi
 step "Debian packages" tools/install-deps.sh "${libtorch113[@]}"
-# The venvs at once: pip installs on one core, so two take about the time of one. ONNX Runtime's
-# headers, which each venv's set-up fetches when missing, come first, once.
+# The venvs at once: pip installs on one core, so two take about the time of one. What their
+# set-ups share (ONNX Runtime's headers, Debian's python3-venv: apt-get takes one run at a time)
+# comes first, once.
 setup_venvs() {  # setup_venvs VERSION...: tools/setup-venv.sh for each, side by side
-  tools/fetch-onnxruntime-headers.sh
+  tools/setup-venv.sh --prepare
   local pids=() version failed=0
   for version in "$@"; do
     tools/setup-venv.sh "$version" &

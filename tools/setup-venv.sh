@@ -10,22 +10,34 @@
 #                                  into .venv/
 #   tools/setup-venv.sh 2.15       PyTorch 2.15 (PyPI's newest): tools/requirements-torch-2.15.txt
 #                                  into .venv-2.15/
+#   tools/setup-venv.sh --prepare  only what every venv's set-up shares (the headers, Debian's
+#                                  python3-venv where python3 lacks venv): run it first, and two
+#                                  set-ups can then run side by side (tools/run-tests.sh does)
 # AITUNE_TORCH=2.15 picks the version when no argument does (tools/torch-versions.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tools/torch-versions.sh
-aitune_torch_version "${1:-}" || exit 2
+# The Python that makes the venv: python3, or Debian's with its python3-venv installed.
+base_python() {
+  local python="${AITUNE_BASE_PYTHON:-$(command -v python3 || true)}"
+  if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    tools/install-deps.sh python3-venv >&2
+    python=/usr/bin/python3
+  fi
+  echo "$python"
+}
 # ONNX Runtime's C API headers (the wheel ships none): for the OnnxRuntime backend.
 tools/fetch-onnxruntime-headers.sh
+if [ "${1:-}" = --prepare ]; then
+  base_python >/dev/null
+  exit 0
+fi
+. tools/torch-versions.sh
+aitune_torch_version "${1:-}" || exit 2
 stamp=$venv/.aitune-requirements
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$requirements" "$stamp"; then
   exit 0
 fi
-python="${AITUNE_BASE_PYTHON:-$(command -v python3 || true)}"
-if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
-  tools/install-deps.sh python3-venv
-  python=/usr/bin/python3
-fi
+python=$(base_python)
 echo "aitune: installing $(grep -v '^#' "$requirements" | xargs) into $venv (with $python)"
 rm -rf "$venv"
 "$python" -m venv "$venv"
