@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <stop_token>
@@ -948,5 +949,33 @@ TEST_CASE("A stop requested while the samples run ends the tuning before the nex
     CHECK(error.report()->baseline->status == CandidateStatus::skipped);
     CHECK_THAT(error.report()->baseline->reason, Catch::Contains("cancelled"));
     CHECK(model.clock->now_ms() < 2'200.0);  // one more call at most, not 10 s of them
+  }
+}
+
+TEST_CASE("What a backend's calls change for the whole process is put back before another runs",
+          "[strategy][race]") {
+  // As lt::TorchThreads sets LibTorch's thread count: the baseline and the other candidate
+  // must run at the process's own value, in the checks, the warm-ups and every block.
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    INFO(to_string(schedule));
+    FakeModel model;
+    *model.process_value = 4;
+    FakeBehaviour one_thread{"OneThread", {5.0}};
+    one_thread.sets_process_value = 1;
+    auto strategy =
+        make_strategy(model, {FakeBackend(one_thread), FakeBackend("Plain", 8.0)},
+                      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(schedule)));
+    const auto result = strategy.tune(model, one_sample());
+    CHECK(result.report.selected == "OneThread()");
+    CHECK(*model.process_value == 4);
+    std::map<std::string, std::size_t> calls;
+    for (const auto& [backend, value] : *model.calls_seen) {
+      INFO(backend << " call " << calls[backend]);
+      CHECK(value == (backend == "OneThread" ? 1 : 4));
+      ++calls[backend];
+    }
+    CHECK(calls["TorchEager"] > 2);
+    CHECK(calls["Plain"] > 2);
+    CHECK(calls["OneThread"] > 2);
   }
 }

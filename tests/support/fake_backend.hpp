@@ -51,6 +51,9 @@ struct FakeBehaviour {
   std::function<void(std::size_t)> after_call{};
   /// Shared by copies: "Name: activate" / "Name: deactivate", in order.
   std::shared_ptr<std::vector<std::string>> events = std::make_shared<std::vector<std::string>>();
+  /// What its calls set FakeModel::process_value to, as a LibTorch backend run at its own thread
+  /// count sets that count for the whole process; its after_calls() puts back what they found.
+  std::optional<int> sets_process_value{};
 };
 
 /// A device's allocator statistics, as the fake backends move them.
@@ -68,6 +71,11 @@ struct FakeModel {
   std::shared_ptr<VirtualClock> clock = std::make_shared<VirtualClock>();
   std::optional<FakeBehaviour> baseline = FakeBehaviour{"TorchEager", {10.0}};
   std::shared_ptr<FakeDevice> device{};  ///< null: a model on a device with nothing to report
+  /// A setting the whole process shares (FakeBehaviour::sets_process_value), and each call's
+  /// backend with the value it ran at.
+  std::shared_ptr<int> process_value = std::make_shared<int>(0);
+  std::shared_ptr<std::vector<std::pair<std::string, int>>> calls_seen =
+      std::make_shared<std::vector<std::pair<std::string, int>>>();
 };
 
 class FakeBackend : public BackendLifecycle<FakeBackend> {
@@ -157,6 +165,12 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     if (behaviour_.throw_in == "key") throw 42;
     return "fake:" + behaviour_.name;
   }
+  /// The customisation point that follows a run of calls (aitune::after_calls).
+  void after_calls() {
+    if (found_process_value_ && process_value_) *process_value_ = *found_process_value_;
+    found_process_value_.reset();
+  }
+
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
   [[nodiscard]] std::size_t deactivations() const noexcept { return deactivations_; }
   [[nodiscard]] const std::vector<std::string>& events() const { return *behaviour_.events; }
@@ -169,6 +183,8 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
       throw std::runtime_error(behaviour_.error_trace + "scripted build failure");
     }
     clock_ = model.clock;
+    process_value_ = model.process_value;
+    calls_seen_ = model.calls_seen;
     if (behaviour_.host_scratch_bytes > 0) {
       std::vector<char> scratch(behaviour_.host_scratch_bytes, 1);
       touched_ += static_cast<std::size_t>(scratch.back());  // not optimised away
@@ -188,6 +204,11 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
       throw std::runtime_error(
           fmt::format("{}scripted failure on call {}", behaviour_.error_trace, calls_));
     }
+    if (const auto& wanted = behaviour_.sets_process_value; wanted && *process_value_ != *wanted) {
+      if (!found_process_value_) found_process_value_ = *process_value_;
+      *process_value_ = *wanted;
+    }
+    calls_seen_->emplace_back(behaviour_.name, *process_value_);
     const auto& latencies = behaviour_.latencies_ms;
     clock_->advance(latencies[(calls_ - 1) % latencies.size()]);
     if (behaviour_.after_call) behaviour_.after_call(calls_);
@@ -210,6 +231,9 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
   std::size_t deactivations_ = 0;
   std::shared_ptr<std::vector<char>> kept_{};  ///< host_kept_bytes, shared by copies
   std::size_t touched_ = 0;
+  std::shared_ptr<int> process_value_{};
+  std::optional<int> found_process_value_{};  ///< before this run of calls set it
+  std::shared_ptr<std::vector<std::pair<std::string, int>>> calls_seen_{};
 };
 
 static_assert(Backend<FakeBackend>);

@@ -16,6 +16,8 @@
 ///   a tuning cache entry, so that a cache hit checks its choice without building the baseline.
 ///   Available when B has the static members `digest_samples(samples)`, `encode_outputs(outputs)`
 ///   and `decode_outputs(text)`; without them a hit builds the baseline, as before.
+/// - aitune::after_calls<B>: what follows a run of calls to one backend, before any other
+///   backend is called. By default `backend.after_calls()`, if B has it, else nothing.
 ///
 /// Specialise the traits for a backend type you do not own.
 
@@ -138,6 +140,19 @@ struct reference_codec {
   /// The outputs `encode` wrote; throws when `text` is not such a text.
   [[nodiscard]] static std::vector<output_type> decode(const std::string& text) requires available {
     return B::decode_outputs(text);
+  }
+};
+
+/// Called after each run of calls to one backend - its correctness check, its warm-up, each block
+/// of the interleaved race, its measurement under the sequential schedule - and outside any
+/// timed call, before another backend is called. A backend whose calls change what the whole
+/// process shares (LibTorch's intra-op thread count: lt::TorchThreads) puts it back here, so
+/// that the next backend, the baseline too, runs as it would alone. What it throws counts as
+/// that backend's failure.
+template <class B>
+struct after_calls {
+  static void run(B& backend) {
+    if constexpr (requires { backend.after_calls(); }) backend.after_calls();
   }
 };
 

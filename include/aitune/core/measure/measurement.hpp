@@ -57,8 +57,21 @@ struct Entrant {
   /// included, as a server pays for it). The race gives every backend the same indices in a
   /// round, so paired rounds compare the same samples.
   std::function<void(std::size_t)> call;
+  /// After each run of `call`s (a warm-up, a block, a measurement alone), untimed: puts back
+  /// what the calls changed for the whole process (aitune::after_calls). May be empty.
+  std::function<void()> after_calls{};
   double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
 };
+
+/// Runs `after_calls` (if any) once a call of the same backend has failed: the process is put
+/// back all the same, and the call's failure, told already, is the one reported.
+inline void end_calls_after_failure(const std::function<void()>& after_calls) noexcept {
+  if (!after_calls) return;
+  try {
+    after_calls();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the first failure is the backend's verdict
+  }
+}
 
 /// Told after each round of the interleaved race and at each look, outside any timed call: the
 /// rounds so far, the entrant leading at the last look (its index) and its median ratio to the

@@ -79,8 +79,10 @@ class LatencyRace {
       candidates += entrants[i].is_baseline ? 0 : 1;
     }
     candidates_ = std::max<std::size_t>(candidates, 1);
-    for (std::size_t i = 0; i < entrants.size(); ++i)
+    for (std::size_t i = 0; i < entrants.size(); ++i) {
       warm_up(i);
+      (void)end_calls(i);
+    }
 
     int next_look_round = race_.look_round(1);
     while (!stopped()) {
@@ -169,7 +171,9 @@ class LatencyRace {
       ms = timing.ms();
       if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
     } catch (const CancelledError&) {
-      throw;  // the whole tuning stops, not this lane
+      // The whole tuning stops, not this lane; the process is put back all the same.
+      end_calls_after_failure(entrant.after_calls);
+      throw;
     } catch (...) {
       lane.failure = detail::current_exception_message();
       log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
@@ -184,6 +188,26 @@ class LatencyRace {
       return false;
     }
     return true;
+  }
+
+  /// Entrant `i`'s after_calls, once its run of calls is over (untimed); false (with the lane
+  /// failed, unless a call failed it first) when it throws.
+  bool end_calls(std::size_t i) {
+    Entrant& entrant = (*entrants_)[i];
+    if (!entrant.after_calls) return true;
+    try {
+      entrant.after_calls();
+      return true;
+    } catch (const CancelledError&) {
+      throw;
+    } catch (...) {
+      Lane& lane = (*lanes_)[i];
+      if (!lane.failure) {
+        lane.failure = detail::current_exception_message();
+        log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
+      }
+      return false;
+    }
   }
 
   void warm_up(std::size_t i) {
@@ -239,7 +263,7 @@ class LatencyRace {
         }
         if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
       }
-      if (!ok) continue;
+      if (!end_calls(i) || !ok) continue;
       Lane& lane = (*lanes_)[i];
       lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
       lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());

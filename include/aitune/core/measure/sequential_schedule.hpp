@@ -75,7 +75,14 @@ template <Timer T>
     Lane& lane = measurement.lanes[i];
     const double budget_ms = std::min(entrants[i].time_budget_ms, deadline_ms - timer.now_ms());
     try {
-      TimedCalls timed = time_calls(entrants[i].call, rule, timer, budget_ms);
+      TimedCalls timed;
+      try {
+        timed = time_calls(entrants[i].call, rule, timer, budget_ms);
+      } catch (...) {
+        end_calls_after_failure(entrants[i].after_calls);
+        throw;
+      }
+      if (entrants[i].after_calls) entrants[i].after_calls();
       lane.kept_calls_ms = std::move(timed.measured_ms);
       lane.calls = timed.calls;
       lane.time_ms = timed.time_ms;

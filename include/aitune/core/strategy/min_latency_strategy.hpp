@@ -467,21 +467,25 @@ class MinLatencyStrategy {
                                  timer_.now_ms() - call_start_ms);
           }
           at_sample = no_sample;
+          after_calls<B>::run(backend);
           if (run.checked_samples < run.samples.size()) note_bounded_pass(run, entry);
           note_reference_warnings(run, entry);
         }
       } else if (config_.correctness_check()) {
         step = PrepareStep::check;
         OutputCheck verdict = check_outputs(backend, run, entry, at_sample);
+        after_calls<B>::run(backend);
         entry.precision = verdict.precision;
         entry.reduced_precision = verdict.reduced_precision;
         entry.accuracy = std::move(verdict.accuracy);
         if (!verdict.passed) return fail(entry, step, std::move(verdict.reason));
       }
     } catch (const CancelledError&) {
+      detail::end_calls_after_failure([&] { after_calls<B>::run(backend); });
       throw;  // with the report so far (stop_if_cancelled_during)
     } catch (...) {
       std::string cause = failure_text();
+      detail::end_calls_after_failure([&] { after_calls<B>::run(backend); });
       if (at_sample != no_sample && run.samples.size() > 1) {
         cause = fmt::format("sample {} of {}: {}", at_sample, run.samples.size(), cause);
       }
@@ -675,7 +679,7 @@ class MinLatencyStrategy {
                                            : failure_text());
           }
         },
-        budget_ms};
+        [&backend] { after_calls<B>::run(backend); }, budget_ms};
   }
 
   /// The measurement's verdict: its level for comparisons with the baseline, and the report's
