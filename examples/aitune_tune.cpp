@@ -235,6 +235,9 @@ struct Options {
   /// The default candidates' runtime sessions' thread counts (0: the runtime's default); none
   /// given: the library's (default_runtime_threads).
   std::optional<std::vector<int>> runtime_threads;
+  /// Also every LibTorch candidate, the baseline's way included, at the other LibTorch thread
+  /// counts (lt::with_torch_threads).
+  bool tune_threads = false;
   std::vector<std::filesystem::path> aoti_packages;
   std::vector<std::string> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
@@ -513,6 +516,17 @@ Options parse_arguments(int argc, char** argv) {
                          "machine has more than one hardware thread, else 0), or sweep: 1, "
                          "about the square root of the hardware threads, and all of them"))
       ->type_name("LIST|sweep")
+      ->group(candidates_group);
+  app.add_flag("--tune-threads", options.tune_threads,
+               wrapped(fmt::format(
+                   "also measure the baseline's way and every LibTorch candidate at other "
+                   "LibTorch intra-op thread counts ({} here; the process runs at {}). The count "
+                   "is the whole process's: a winner's is recommended in the report (call "
+                   "at::set_num_threads in the server), not applied",
+                   aitune::lt::torch_thread_counts().empty()
+                       ? std::string("none")
+                       : fmt::format("{}", fmt::join(aitune::lt::torch_thread_counts(), ",")),
+                   at::get_num_threads())))
       ->group(candidates_group);
   app.add_option("--aoti", aoti_packages,
                  wrapped("also try an AOTInductor package compiled in Python from the same model "
@@ -1048,6 +1062,15 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
                             "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
                             options.model.string(),
                             lt::AnyBackend::make_baseline(model).describe()));
+  }
+  if (options.tune_threads) {
+    const std::vector<int> counts = lt::torch_thread_counts();
+    if (counts.empty()) {
+      log.warn(0, fmt::format("--tune-threads: this machine has no other LibTorch thread count "
+                              "worth trying than the process's {}",
+                              at::get_num_threads()));
+    }
+    candidates = lt::with_torch_threads(model, std::move(candidates), counts);
   }
   if (!options.precisions.empty()) {
     try {

@@ -28,6 +28,7 @@
 #include "aitune/torch/script_backend.hpp"
 #include "aitune/torch/stored_outputs.hpp"
 #include "aitune/torch/tolerance.hpp"
+#include "aitune/torch/torch_threads.hpp"
 #include "aitune/torch/tune.hpp"
 #include "aitune/torch/tuned_module.hpp"
 #include "aitune/torch/tuning_key.hpp"

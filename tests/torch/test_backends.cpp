@@ -938,3 +938,125 @@ TEST_CASE("Two tunings of one model at once are independent and both correct",
     CHECK(compare_outputs(&expected, tuned[t]->forward(samples[0])).passed);
   }
 }
+
+namespace {
+
+/// TorchEager that keeps the LibTorch thread count of each call (shared by copies).
+class ThreadProbe : public BackendLifecycle<ThreadProbe> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  explicit ThreadProbe(std::string name) : name_(std::move(name)) {}
+  [[nodiscard]] std::string describe() const { return name_ + "()"; }
+  [[nodiscard]] std::string key() const { return "probe:" + name_; }
+  [[nodiscard]] const std::vector<int>& counts() const { return *counts_; }
+
+ private:
+  friend class BackendLifecycle<ThreadProbe>;
+  void do_build(const Model& model, std::span<const Sample> samples) {
+    inner_.build(model, samples);
+  }
+  c10::IValue do_infer(const Sample& sample) {
+    counts_->push_back(at::get_num_threads());
+    return inner_.infer(sample);
+  }
+
+  std::string name_;
+  AnyBackend inner_ = TorchEager();
+  std::shared_ptr<std::vector<int>> counts_ = std::make_shared<std::vector<int>>();
+};
+
+/// Sets LibTorch's thread count for a test and puts the one it found back.
+class ProcessThreads {
+ public:
+  explicit ProcessThreads(int threads) { at::set_num_threads(threads); }
+  ProcessThreads(const ProcessThreads&) = delete;
+  ProcessThreads& operator=(const ProcessThreads&) = delete;
+  ~ProcessThreads() { at::set_num_threads(found_); }
+
+ private:
+  int found_ = at::get_num_threads();
+};
+
+}  // namespace
+
+TEST_CASE("TorchThreads runs its calls at its own LibTorch thread count and puts the process's "
+          "back after them",
+          "[backends][threads]") {
+  const ProcessThreads process(2);
+  CHECK_THROWS_AS(TorchThreads(TorchEager(), 0), ConfigError);
+  const ThreadProbe probe("Probe");
+  TorchThreads pinned(probe, 1);
+  CHECK(pinned.describe() == "TorchThreads(Probe(), threads=1)");
+  CHECK(pinned.key() == "torch_threads:1:probe:Probe");
+  const Model model{make_conv_net()};
+  const std::vector<Sample> samples = one_image();
+  pinned.build(model, samples);
+  (void)pinned.infer(samples[0]);
+  (void)pinned.infer(samples[0]);
+  CHECK(at::get_num_threads() == 1);  // kept for the run of calls: a set costs
+  pinned.after_calls();
+  CHECK(at::get_num_threads() == 2);
+  AnyBackend any = TorchThreads(probe, 1);  // through AnyBackend's forwarding
+  any.build(model, samples);
+  (void)any.infer(samples[0]);
+  any.after_calls();
+  CHECK(at::get_num_threads() == 2);
+  CHECK(probe.counts() == std::vector<int>{1, 1, 1});
+}
+
+TEST_CASE("A tuning over other LibTorch thread counts runs every other backend at the process's "
+          "count; the module serves the inner backend unless told to apply the count",
+          "[backends][threads][tunes]") {
+  const ProcessThreads process(2);
+  const Model model{make_conv_net()};
+  const std::vector<Sample> samples = one_image();
+
+  const std::vector<AnyBackend> listed = with_torch_threads(
+      model, {TorchScriptFrozen(), OpenVino(std::filesystem::path("absent.xml"))}, {1, 2, 1});
+  std::vector<std::string> names;
+  for (const AnyBackend& candidate : listed)
+    names.push_back(candidate.describe());
+  // The process's own count (2) and a repeat are skipped; the runtime session has its own
+  // threads.
+  CHECK(names == std::vector<std::string>{"TorchScriptFrozen()", listed[1].describe(),
+                                          "TorchThreads(TorchEager(), threads=1)",
+                                          "TorchThreads(TorchScriptFrozen(), threads=1)"});
+  CHECK_THROWS_AS(with_torch_threads(model, {}, {0}), ConfigError);
+
+  const ThreadProbe plain("Plain");
+  const ThreadProbe pinned("Pinned");
+  const TunedModule tuned =
+      tune(model, samples,
+           {.candidates = std::vector<AnyBackend>{plain, TorchThreads(pinned, 1)},
+            .config = quick_config().enable_performance_validation(false)});
+  CHECK(at::get_num_threads() == 2);
+  REQUIRE(plain.counts().size() > 4);
+  REQUIRE(pinned.counts().size() > 4);
+  CHECK(std::all_of(plain.counts().begin(), plain.counts().end(), [](int n) { return n == 2; }));
+  CHECK(std::all_of(pinned.counts().begin(), pinned.counts().end(), [](int n) { return n == 1; }));
+
+  // The module a TorchThreads winner makes: recommended, or applied when asked.
+  const auto winner = [&] {
+    AnyBackend backend = TorchThreads(ThreadProbe("Served"), 1);
+    backend.build(model, samples);
+    TuneReport report;
+    report.module = "net";
+    report.decision = "selected";
+    return TuneResult<AnyBackend>{std::move(backend), report};
+  };
+  const TunedModule recommended(winner(), samples);
+  CHECK(recommended.backend().describe() == "Served()");
+  CHECK_THAT(recommended.report().decision, Catch::Contains("measured at 1 LibTorch thread") &&
+                                                Catch::Contains("at::set_num_threads(1)") &&
+                                                Catch::Contains("the process's count (2)"));
+  (void)recommended.forward(samples[0]);
+  CHECK(recommended.backend().target<ThreadProbe>()->counts() == std::vector<int>{2});
+  const TunedModule applied(winner(), samples, std::nullopt, TunedThreads::apply);
+  CHECK(applied.backend().describe() == "TorchThreads(Served(), threads=1)");
+  CHECK_THAT(applied.report().decision, Catch::Contains("TunedThreads::apply"));
+  (void)applied.forward(samples[0]);
+  CHECK(at::get_num_threads() == 1);  // the serving thread's count is now the winner's
+}

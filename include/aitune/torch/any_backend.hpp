@@ -48,9 +48,10 @@ class AnyBackend {
   using output_type = c10::IValue;
 
   /// Wraps any LibTorch backend. Optional members it may have: `output_policy()` (default:
-  /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls) and
-  /// `shape_specialised()` (default: false; true for a backend made for the samples' shapes only,
-  /// which makes a tuning's TunedModule hold every input to those shapes).
+  /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls),
+  /// `after_calls()` (aitune::after_calls; default: nothing) and `shape_specialised()` (default:
+  /// false; true for a backend made for the samples' shapes only, which makes a tuning's
+  /// TunedModule hold every input to those shapes).
   ///
   /// The constraint asks only for the three LibTorch types; the rest of TorchBackend is checked
   /// in the body. So a wrapper whose constructor takes an AnyBackend compiles (checking whether
@@ -98,6 +99,8 @@ class AnyBackend {
   c10::IValue infer(const Sample& sample) { return impl_->infer(sample); }
   void activate() { impl_->activate(); }
   void deactivate() { impl_->deactivate(); }
+  /// The wrapped backend's `after_calls()` (aitune::after_calls), if it has one.
+  void after_calls() { impl_->after_calls(); }
   [[nodiscard]] BackendState state() const { return impl_->state(); }
   [[nodiscard]] bool is_active() const { return state() == BackendState::active; }
   [[nodiscard]] std::string describe() const { return impl_->describe(); }
@@ -127,6 +130,11 @@ class AnyBackend {
     auto* holder = dynamic_cast<Holder<B>*>(impl_.get());
     return holder ? &holder->backend : nullptr;
   }
+  template <class B>
+  [[nodiscard]] const B* target() const noexcept {
+    const auto* holder = dynamic_cast<const Holder<B>*>(impl_.get());
+    return holder ? &holder->backend : nullptr;
+  }
 
  private:
   struct Interface {
@@ -136,6 +144,7 @@ class AnyBackend {
     virtual c10::IValue infer(const Sample& sample) = 0;
     virtual void activate() = 0;
     virtual void deactivate() = 0;
+    virtual void after_calls() = 0;
     virtual BackendState state() const = 0;
     virtual std::string describe() const = 0;
     virtual std::string key() const = 0;
@@ -162,6 +171,7 @@ class AnyBackend {
     c10::IValue infer(const Sample& sample) override { return backend.infer(sample); }
     void activate() override { backend.activate(); }
     void deactivate() override { backend.deactivate(); }
+    void after_calls() override { aitune::after_calls<B>::run(backend); }
     BackendState state() const override { return backend.state(); }
     std::string describe() const override { return backend.describe(); }
     std::string key() const override { return backend.key(); }

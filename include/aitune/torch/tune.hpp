@@ -22,11 +22,13 @@
 #include "aitune/torch/onnx_runtime.hpp"
 #include "aitune/torch/openvino.hpp"
 #include "aitune/torch/script_backend.hpp"
+#include "aitune/torch/torch_threads.hpp"
 #include "aitune/torch/tuned_module.hpp"
 #include "aitune/torch/tuning_key.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -135,6 +137,52 @@ default_candidates(const Model& model,
   return candidates;
 }
 
+/// LibTorch intra-op thread counts worth measuring besides the process's own: those of
+/// runtime_thread_counts(`cores`) that differ from at::get_num_threads() (on 2 cores with
+/// LibTorch's default of 2, just 1).
+[[nodiscard]] inline std::vector<int>
+torch_thread_counts(unsigned cores = std::thread::hardware_concurrency()) {
+  std::vector<int> counts = runtime_thread_counts(cores);
+  std::erase(counts, at::get_num_threads());
+  return counts;
+}
+
+/// `candidates`, then the baseline and each candidate that runs on LibTorch's threads (not an
+/// ONNX Runtime or OpenVINO session, which have their own: default_candidates' runtime_threads)
+/// again as TorchThreads at each count of `counts` (1 or more; the process's own count and
+/// repeats are skipped). LibTorch's count is the whole process's: the tuning sets it for those
+/// candidates' calls only and puts it back after them (aitune::after_calls), and the module a
+/// tuning returns serves a winner at the process's count unless TuneOptions::torch_threads is
+/// TunedThreads::apply. Each count adds as many candidates as the tuning had LibTorch ones, and
+/// a share of the error level.
+[[nodiscard]] inline std::vector<AnyBackend>
+with_torch_threads(const Model& model, std::vector<AnyBackend> candidates,
+                   const std::vector<int>& counts = torch_thread_counts()) {
+  if (std::any_of(counts.begin(), counts.end(), [](int n) { return n < 1; })) {
+    throw ConfigError("with_torch_threads: LibTorch thread counts are 1 or more");
+  }
+  std::vector<const AnyBackend*> on_torch_threads;
+  const AnyBackend baseline = AnyBackend::make_baseline(model);
+  on_torch_threads.push_back(&baseline);
+  for (const AnyBackend& candidate : candidates) {
+    if (candidate.target<OnnxRuntime>() == nullptr && candidate.target<OpenVino>() == nullptr &&
+        candidate.target<TorchThreads>() == nullptr) {
+      on_torch_threads.push_back(&candidate);
+    }
+  }
+  std::vector<AnyBackend> added;  // apart: on_torch_threads points into candidates
+  const int process_threads = at::get_num_threads();
+  std::vector<int> done{process_threads};
+  for (const int count : counts) {
+    if (std::find(done.begin(), done.end(), count) != done.end()) continue;
+    done.push_back(count);
+    for (const AnyBackend* backend : on_torch_threads)
+      added.emplace_back(TorchThreads(*backend, count));
+  }
+  std::move(added.begin(), added.end(), std::back_inserter(candidates));
+  return candidates;
+}
+
 /// The input contract of a tuning of `model` over `candidates`: the samples' exact shapes when
 /// its baseline or any candidate is made for them only (a `.pt2` program, an AOTInductor
 /// compilation), else their ranks. Whichever backend a tuning selects, and
@@ -170,6 +218,10 @@ struct TuneOptions {
   /// candidates, config, cache) to look it up itself (default: made here). A key made otherwise
   /// must cover as much, or a hit can hand back a stale decision. Needs `cache`.
   std::optional<nlohmann::json> key{};
+  /// What the module does when a TorchThreads won (with_torch_threads): by default it serves
+  /// the inner backend at the process's LibTorch thread count and its report's decision
+  /// recommends the winner's count; TunedThreads::apply serves it at that count.
+  TunedThreads torch_threads = TunedThreads::recommend;
 };
 
 /// Tunes `model` on its batch-size-1 `samples` with MinLatencyStrategy and returns the tuned
@@ -186,7 +238,7 @@ struct TuneOptions {
   const ShapeCheck shapes = shape_check_for(model, candidates);
   if (options.cache == nullptr) {
     MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
-    return TunedModule(strategy.tune(model, samples), samples, shapes);
+    return TunedModule(strategy.tune(model, samples), samples, shapes, options.torch_threads);
   }
   const nlohmann::json key =
       options.key ? std::move(*options.key)
@@ -194,7 +246,7 @@ struct TuneOptions {
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
   return TunedModule(
       tune_with_cache(strategy, *options.cache, key, model, std::span<const Sample>(samples)),
-      samples, shapes);
+      samples, shapes, options.torch_threads);
 }
 
 }  // namespace AITUNE_LT_ABI

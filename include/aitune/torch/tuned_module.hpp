@@ -19,6 +19,7 @@
 #include "aitune/torch/any_backend.hpp"
 #include "aitune/torch/ivalue_walk.hpp"
 #include "aitune/torch/model.hpp"
+#include "aitune/torch/torch_threads.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -146,9 +147,14 @@ class TunedModule {
   /// inputs are held to the samples' shapes; lt::tune passes what the whole tuning needs
   /// (shape_check_for), so that the module accepts the same inputs whichever backend won. By
   /// default, exact when the selected backend is made for the samples' shapes only.
+  /// A selected TorchThreads is served as `threads` says (served_backend); the report's decision
+  /// says which.
   TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples,
-              std::optional<ShapeCheck> shapes = std::nullopt)
-      : backend_(std::make_unique<AnyBackend>(std::move(result.backend))),
+              std::optional<ShapeCheck> shapes = std::nullopt,
+              TunedThreads threads = TunedThreads::recommend)
+      // backend_ comes first: served_backend adds its sentence to the decision report_ takes.
+      : backend_(std::make_unique<AnyBackend>(
+            served_backend(std::move(result.backend), threads, result.report.decision))),
         report_(std::move(result.report)),
         signature_(InputSignature::of(
             samples,
