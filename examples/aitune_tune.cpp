@@ -520,9 +520,9 @@ Options parse_arguments(int argc, char** argv) {
   app.add_flag("--tune-threads", options.tune_threads,
                wrapped(fmt::format(
                    "also measure the baseline's way and every LibTorch candidate at other "
-                   "LibTorch intra-op thread counts ({} here; the process runs at {}). The count "
-                   "is the whole process's: a winner's is recommended in the report (call "
-                   "at::set_num_threads in the server), not applied",
+                   "LibTorch intra-op thread counts ({} here; the process runs at {}), on the CPU. "
+                   "Setting it reaches past one model: a winner's count is recommended in the "
+                   "report (call at::set_num_threads at the server's start-up), not applied",
                    aitune::lt::torch_thread_counts().empty()
                        ? std::string("none")
                        : fmt::format("{}", fmt::join(aitune::lt::torch_thread_counts(), ",")),
@@ -1065,7 +1065,10 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   }
   if (options.tune_threads) {
     const std::vector<int> counts = lt::torch_thread_counts();
-    if (counts.empty()) {
+    if (device.is_cuda()) {
+      log.warn(0, "--tune-threads: LibTorch's CPU thread count does not change a CUDA model's "
+                  "kernels: no candidate added");
+    } else if (counts.empty()) {
       log.warn(0, fmt::format("--tune-threads: this machine has no other LibTorch thread count "
                               "worth trying than the process's {}",
                               at::get_num_threads()));

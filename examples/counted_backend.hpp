@@ -34,6 +34,9 @@ class CountedBackend : public aitune::BackendLifecycle<CountedBackend> {
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
     return inner_.loaded_files();
   }
+  // After a run of calls, what the inner backend's calls changed for the process is put back
+  // (lt::TorchThreads' thread count): a wrapper passes it on.
+  void after_calls() { inner_.after_calls(); }
 
   /// Calls served, by this backend and every copy of it (the strategy copies its candidates).
   [[nodiscard]] long calls() const { return calls_->load(); }

@@ -962,20 +962,26 @@ TEST_CASE("What a backend's calls change for the whole process is put back befor
     *model.process_value = 4;
     FakeBehaviour one_thread{"OneThread", {5.0}};
     one_thread.sets_process_value = 1;
-    auto strategy =
-        make_strategy(model, {FakeBackend(one_thread), FakeBackend("Plain", 8.0)},
-                      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(schedule)));
+    FakeBehaviour failing{"Failing", {6.0}};  // its sixth call throws, after setting its value
+    failing.sets_process_value = 2;
+    failing.throw_on_call = 6;
+    auto strategy = make_strategy(
+        model, {FakeBackend(one_thread), FakeBackend("Plain", 8.0), FakeBackend(failing)},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(schedule)));
     const auto result = strategy.tune(model, one_sample());
     CHECK(result.report.selected == "OneThread()");
+    CHECK(entry(result.report, "Failing()").status == CandidateStatus::measure_failed);
     CHECK(*model.process_value == 4);
+    const std::map<std::string, int> sets{{"OneThread", 1}, {"Failing", 2}};
     std::map<std::string, std::size_t> calls;
     for (const auto& [backend, value] : *model.calls_seen) {
       INFO(backend << " call " << calls[backend]);
-      CHECK(value == (backend == "OneThread" ? 1 : 4));
+      CHECK(value == (sets.contains(backend) ? sets.at(backend) : 4));
       ++calls[backend];
     }
     CHECK(calls["TorchEager"] > 2);
     CHECK(calls["Plain"] > 2);
     CHECK(calls["OneThread"] > 2);
+    CHECK(calls["Failing"] == 5);  // the sixth threw before it was recorded
   }
 }

@@ -200,13 +200,13 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
 
   double do_infer(double sample) {
     ++calls_;
-    if (behaviour_.throw_on_call && calls_ == *behaviour_.throw_on_call) {
-      throw std::runtime_error(
-          fmt::format("{}scripted failure on call {}", behaviour_.error_trace, calls_));
-    }
     if (const auto& wanted = behaviour_.sets_process_value; wanted && *process_value_ != *wanted) {
       if (!found_process_value_) found_process_value_ = *process_value_;
       *process_value_ = *wanted;
+    }
+    if (behaviour_.throw_on_call && calls_ == *behaviour_.throw_on_call) {
+      throw std::runtime_error(
+          fmt::format("{}scripted failure on call {}", behaviour_.error_trace, calls_));
     }
     calls_seen_->emplace_back(behaviour_.name, *process_value_);
     const auto& latencies = behaviour_.latencies_ms;

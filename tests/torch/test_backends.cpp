@@ -1015,14 +1015,15 @@ TEST_CASE("A tuning over other LibTorch thread counts runs every other backend a
   const std::vector<Sample> samples = one_image();
 
   const std::vector<AnyBackend> listed = with_torch_threads(
-      model, {TorchScriptFrozen(), OpenVino(std::filesystem::path("absent.xml"))}, {1, 2, 1});
+      model, {TorchScriptFrozen(), OpenVino(std::filesystem::path("absent.xml")), TorchEager()},
+      {1, 2, 1});
   std::vector<std::string> names;
   for (const AnyBackend& candidate : listed)
     names.push_back(candidate.describe());
   // The process's own count (2) and a repeat are skipped; the runtime session has its own
-  // threads.
+  // threads, and the TorchEager candidate is the baseline's way, listed once.
   CHECK(names == std::vector<std::string>{"TorchScriptFrozen()", listed[1].describe(),
-                                          "TorchThreads(TorchEager(), threads=1)",
+                                          "TorchEager()", "TorchThreads(TorchEager(), threads=1)",
                                           "TorchThreads(TorchScriptFrozen(), threads=1)"});
   CHECK_THROWS_AS(with_torch_threads(model, {}, {0}), ConfigError);
 
@@ -1038,6 +1039,18 @@ TEST_CASE("A tuning over other LibTorch thread counts runs every other backend a
   CHECK(std::all_of(plain.counts().begin(), plain.counts().end(), [](int n) { return n == 2; }));
   CHECK(std::all_of(pinned.counts().begin(), pinned.counts().end(), [](int n) { return n == 1; }));
 
+  // lt::tune hands TuneOptions::torch_threads to the module (the only candidate wins).
+  for (const TunedThreads use : {TunedThreads::recommend, TunedThreads::apply}) {
+    const TunedModule only =
+        tune(model, samples,
+             {.candidates = std::vector<AnyBackend>{TorchThreads(ThreadProbe("Only"), 1)},
+              .config = quick_config().enable_performance_validation(false),
+              .torch_threads = use});
+    CHECK(only.backend().describe() ==
+          (use == TunedThreads::apply ? "TorchThreads(Only(), threads=1)" : "Only()"));
+    CHECK(at::get_num_threads() == 2);
+  }
+
   // The module a TorchThreads winner makes: recommended, or applied when asked.
   const auto winner = [&] {
     AnyBackend backend = TorchThreads(ThreadProbe("Served"), 1);
@@ -1049,9 +1062,10 @@ TEST_CASE("A tuning over other LibTorch thread counts runs every other backend a
   };
   const TunedModule recommended(winner(), samples);
   CHECK(recommended.backend().describe() == "Served()");
-  CHECK_THAT(recommended.report().decision, Catch::Contains("measured at 1 LibTorch thread") &&
-                                                Catch::Contains("at::set_num_threads(1)") &&
-                                                Catch::Contains("the process's count (2)"));
+  CHECK_THAT(recommended.report().decision,
+             Catch::Contains("measured at 1 LibTorch thread") &&
+                 Catch::Contains("at::set_num_threads(1)") &&
+                 Catch::Contains("the serving threads' count (2 here)"));
   (void)recommended.forward(samples[0]);
   CHECK(recommended.backend().target<ThreadProbe>()->counts() == std::vector<int>{2});
   const TunedModule applied(winner(), samples, std::nullopt, TunedThreads::apply);

@@ -147,8 +147,9 @@ struct reference_codec {
 /// of the interleaved race, its measurement under the sequential schedule - and outside any
 /// timed call, before another backend is called. A backend whose calls change what the whole
 /// process shares (LibTorch's intra-op thread count: lt::TorchThreads) puts it back here, so
-/// that the next backend, the baseline too, runs as it would alone. What it throws counts as
-/// that backend's failure.
+/// that the next backend, the baseline too, runs as it would alone. It may also be called when
+/// no call was made (after a failed build, or a warm-up the deadline cut short): it then has
+/// nothing to put back. What it throws counts as that backend's failure.
 template <class B>
 struct after_calls {
   static void run(B& backend) {

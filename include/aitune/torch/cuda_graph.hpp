@@ -116,6 +116,8 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
   /// Other shapes than those captured run through the inner backend: as shape-bound as it is.
   [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
+  /// The inner backend's (aitune::after_calls): shapes not captured run through it.
+  void after_calls() { inner_.after_calls(); }
   /// Graphs captured (one per input signature of the samples).
   [[nodiscard]] std::size_t graphs() const noexcept { return graphs_.size(); }
 

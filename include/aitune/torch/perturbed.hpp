@@ -48,6 +48,8 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
   [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
+  /// The inner backend's (aitune::after_calls): what its calls changed is put back.
+  void after_calls() { inner_.after_calls(); }
 
  private:
   friend class BackendLifecycle<PerturbedOutputs>;

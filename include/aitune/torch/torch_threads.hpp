@@ -3,14 +3,16 @@
 
 /// @file
 /// TorchThreads: a LibTorch backend run at its own intra-op thread count, so that a tuning can
-/// measure the same candidate at other counts (`--tune-threads`, torch_thread_candidates).
+/// measure the same candidate at other counts (`--tune-threads`, with_torch_threads).
 ///
-/// LibTorch's count (at::set_num_threads) is the whole process's, and setting it costs: it
-/// re-creates the thread pools and empties oneDNN's primitive cache. So the count is set in the
-/// first call of a run of calls - the call the race discards - and put back, untimed, by
-/// aitune::after_calls once the run is over: the baseline and every other candidate run at the
-/// process's own count. A TunedModule serves the inner backend at the process's count unless
-/// told to apply the count (TuneOptions::apply_torch_threads); the report recommends it.
+/// at::set_num_threads(n) reaches past its backend: it sets the calling thread's OpenMP count and
+/// LibTorch's default, which every thread takes at its first parallel op, and it re-creates
+/// LibTorch's own pool and empties oneDNN's primitive cache for the whole process. That costs,
+/// so the count is set in the first call of a run of calls - the call the race discards - and
+/// put back, untimed, by aitune::after_calls once the run is over: the baseline and every other
+/// candidate run at the count they would have alone. A TunedModule serves the inner backend at
+/// the serving threads' own count unless told to apply the count (TuneOptions::torch_threads);
+/// the report recommends it.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
@@ -101,6 +103,12 @@ class TorchThreads : public BackendLifecycle<TorchThreads> {
     if (const int now = at::get_num_threads(); now != threads_) {
       if (!found_threads_) found_threads_ = now;
       at::set_num_threads(threads_);
+      // A LibTorch on its own thread pool (not OpenMP) keeps the count its pool started with.
+      if (const int set = at::get_num_threads(); set != threads_) {
+        throw Error(fmt::format("LibTorch runs at {} threads after at::set_num_threads({}): "
+                                "this build cannot change its count once its pool started",
+                                set, threads_));
+      }
     }
     return inner_.infer(sample);
   }
@@ -115,11 +123,12 @@ class TorchThreads : public BackendLifecycle<TorchThreads> {
 
 static_assert(TorchBackend<TorchThreads>);
 
-/// What a TunedModule does when its tuning selected a TorchThreads: the count is the whole
-/// process's, so a module sets it only when told to.
+/// What a TunedModule does when its tuning selected a TorchThreads: setting the count reaches
+/// past the module (LibTorch's default, its pool, oneDNN's cache), so a module sets it only
+/// when told to.
 enum class TunedThreads {
-  recommend,  ///< serve the inner backend at the process's count; the decision names the count
-  apply,      ///< serve the TorchThreads: the serving threads' count becomes its own
+  recommend,  ///< serve the inner backend at the serving threads' count; the decision names n
+  apply,      ///< serve the TorchThreads: each serving thread's count becomes n at its first call
 };
 
 /// The backend a TunedModule serves for `selected` (a tuning's choice), and the sentence its
@@ -135,10 +144,10 @@ enum class TunedThreads {
     return selected;
   }
   decision += fmt::format(
-      "; it was measured at {0} LibTorch thread{1}, which the whole process shares: the module "
-      "serves {2} at the process's count ({3}) - call at::set_num_threads({0}) "
-      "(torch.set_num_threads) in the serving process, or tune with TunedThreads::apply, for the "
-      "measured speed",
+      "; it was measured at {0} LibTorch thread{1}, a setting the module does not change: it "
+      "serves {2} at the serving threads' count ({3} here) - for the measured speed call "
+      "at::set_num_threads({0}) (torch.set_num_threads) at start-up, before the serving threads "
+      "first run LibTorch, or tune with TunedThreads::apply",
       threads, threads == 1 ? "" : "s", pinned->inner().describe(), at::get_num_threads());
   return std::move(*pinned).release_inner();
 }

@@ -150,23 +150,26 @@ torch_thread_counts(unsigned cores = std::thread::hardware_concurrency()) {
 /// `candidates`, then the baseline and each candidate that runs on LibTorch's threads (not an
 /// ONNX Runtime or OpenVINO session, which have their own: default_candidates' runtime_threads)
 /// again as TorchThreads at each count of `counts` (1 or more; the process's own count and
-/// repeats are skipped). LibTorch's count is the whole process's: the tuning sets it for those
-/// candidates' calls only and puts it back after them (aitune::after_calls), and the module a
-/// tuning returns serves a winner at the process's count unless TuneOptions::torch_threads is
+/// repeats are skipped; so is a candidate with the baseline's key). Setting LibTorch's count
+/// reaches past one backend (TorchThreads): the tuning sets it for those candidates' calls only
+/// and puts it back after them (aitune::after_calls), and the module a tuning returns serves a
+/// winner at the serving threads' count unless TuneOptions::torch_threads is
 /// TunedThreads::apply. Each count adds as many candidates as the tuning had LibTorch ones, and
-/// a share of the error level.
+/// takes a share of the error level. A CUDA model gets none: the count does not change its
+/// kernels.
 [[nodiscard]] inline std::vector<AnyBackend>
 with_torch_threads(const Model& model, std::vector<AnyBackend> candidates,
                    const std::vector<int>& counts = torch_thread_counts()) {
   if (std::any_of(counts.begin(), counts.end(), [](int n) { return n < 1; })) {
     throw ConfigError("with_torch_threads: LibTorch thread counts are 1 or more");
   }
+  if (model.device.is_cuda()) return candidates;
   std::vector<const AnyBackend*> on_torch_threads;
   const AnyBackend baseline = AnyBackend::make_baseline(model);
   on_torch_threads.push_back(&baseline);
   for (const AnyBackend& candidate : candidates) {
     if (candidate.target<OnnxRuntime>() == nullptr && candidate.target<OpenVino>() == nullptr &&
-        candidate.target<TorchThreads>() == nullptr) {
+        candidate.target<TorchThreads>() == nullptr && candidate.key() != baseline.key()) {
       on_torch_threads.push_back(&candidate);
     }
   }
@@ -219,7 +222,7 @@ struct TuneOptions {
   /// must cover as much, or a hit can hand back a stale decision. Needs `cache`.
   std::optional<nlohmann::json> key{};
   /// What the module does when a TorchThreads won (with_torch_threads): by default it serves
-  /// the inner backend at the process's LibTorch thread count and its report's decision
+  /// the inner backend at the serving threads' LibTorch count and its report's decision
   /// recommends the winner's count; TunedThreads::apply serves it at that count.
   TunedThreads torch_threads = TunedThreads::recommend;
 };
