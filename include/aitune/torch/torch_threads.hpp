@@ -131,8 +131,9 @@ enum class TunedThreads {
   apply,      ///< serve the TorchThreads: each serving thread's count becomes n at its first call
 };
 
-/// The backend a TunedModule serves for `selected` (a tuning's choice), and the sentence its
-/// decision gains: nothing for a backend that is not a TorchThreads, or under `apply`.
+/// The backend a TunedModule serves for `selected` (a tuning's choice), with the sentence its
+/// decision gains: the count that was measured, and whether the module applies it (nothing for
+/// a backend that is not a TorchThreads).
 [[nodiscard]] inline AnyBackend served_backend(AnyBackend selected, TunedThreads use,
                                                std::string& decision) {
   TorchThreads* pinned = selected.target<TorchThreads>();
