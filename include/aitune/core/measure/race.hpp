@@ -175,19 +175,24 @@ class LatencyRace {
       end_calls_after_failure(entrant.after_calls);
       throw;
     } catch (...) {
-      lane.failure = detail::current_exception_message();
-      log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
+      fail_lane(i, detail::current_exception_message());
       return false;
     }
     ++lane.calls;
     lane.time_ms += ms;
     if (lane.time_ms > entrant.time_budget_ms) {
-      lane.failure =
-          fmt::format("over its time budget: {:.1f} s spent measuring it", lane.time_ms / 1000.0);
-      log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
+      fail_lane(i, fmt::format("over its time budget: {:.1f} s spent measuring it",
+                               lane.time_ms / 1000.0));
       return false;
     }
     return true;
+  }
+
+  /// Entrant `i` leaves the race for `why`, told once as a warning.
+  void fail_lane(std::size_t i, std::string why) {
+    Lane& lane = (*lanes_)[i];
+    lane.failure = std::move(why);
+    log_.warn(2, fmt::format("{}: measure failed: {}", (*entrants_)[i].name, *lane.failure));
   }
 
   /// Entrant `i`'s after_calls, once its run of calls is over (untimed); false (with the lane
@@ -201,11 +206,7 @@ class LatencyRace {
     } catch (const CancelledError&) {
       throw;
     } catch (...) {
-      Lane& lane = (*lanes_)[i];
-      if (!lane.failure) {
-        lane.failure = detail::current_exception_message();
-        log_.warn(2, fmt::format("{}: measure failed: {}", entrant.name, *lane.failure));
-      }
+      if (!(*lanes_)[i].failure) fail_lane(i, detail::current_exception_message());
       return false;
     }
   }
