@@ -517,15 +517,15 @@ Options parse_arguments(int argc, char** argv) {
                          "about the square root of the hardware threads, and all of them"))
       ->type_name("LIST|sweep")
       ->group(candidates_group);
+  const std::vector<int> torch_counts = aitune::lt::torch_thread_counts();
   app.add_flag("--tune-threads", options.tune_threads,
                wrapped(fmt::format(
                    "also measure the baseline's way and every LibTorch candidate at other "
                    "LibTorch intra-op thread counts ({} here; the process runs at {}), on the CPU. "
                    "Setting it reaches past one model: a winner's count is recommended in the "
                    "report (call at::set_num_threads at the server's start-up), not applied",
-                   aitune::lt::torch_thread_counts().empty()
-                       ? std::string("none")
-                       : fmt::format("{}", fmt::join(aitune::lt::torch_thread_counts(), ",")),
+                   torch_counts.empty() ? std::string("none")
+                                        : fmt::format("{}", fmt::join(torch_counts, ",")),
                    at::get_num_threads())))
       ->group(candidates_group);
   app.add_option("--aoti", aoti_packages,

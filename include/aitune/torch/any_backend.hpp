@@ -126,14 +126,13 @@ class AnyBackend {
 
   /// The wrapped backend, if it is a `B` (else null).
   template <class B>
-  [[nodiscard]] B* target() noexcept {
-    auto* holder = dynamic_cast<Holder<B>*>(impl_.get());
-    return holder ? &holder->backend : nullptr;
-  }
-  template <class B>
   [[nodiscard]] const B* target() const noexcept {
     const auto* holder = dynamic_cast<const Holder<B>*>(impl_.get());
     return holder ? &holder->backend : nullptr;
+  }
+  template <class B>
+  [[nodiscard]] B* target() noexcept {
+    return const_cast<B*>(std::as_const(*this).template target<B>());
   }
 
  private:
