@@ -5,7 +5,7 @@
 // distribution-free confidence interval of a median.
 
 #include <aitune/aitune.hpp>
-#include <aitune/core/text/json_file.hpp>
+#include <aitune/core/io/atomic_file.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

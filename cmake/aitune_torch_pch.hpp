@@ -47,8 +47,8 @@
 #endif
 #undef AITUNE_PCH_TORCH_AT_LEAST
 
-// The runtimes' headers (aitune/torch/openvino.hpp, onnx_runtime.hpp): OpenVINO's alone is some
-// 2 s of parsing in each LibTorch translation unit.
+// The runtimes' headers (aitune/torch/backends/openvino.hpp, backends/onnx_runtime.hpp): OpenVINO's
+// alone is some 2 s of parsing in each LibTorch translation unit.
 #if AITUNE_WITH_OPENVINO
 #include <openvino/openvino.hpp>
 #endif

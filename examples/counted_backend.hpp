@@ -4,7 +4,7 @@
 // A backend of your own that wraps another one: it counts the calls its inner backend serves and
 // leaves everything else to it. docs/libtorch.md ("Your own backend") shows this file; a test tunes
 // it.
-#include <aitune/torch/any_backend.hpp>
+#include <aitune/torch/backends/any_backend.hpp>
 
 #include <atomic>
 #include <filesystem>

@@ -1,8 +1,8 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: the input syntax of --input (`1x64:int64[0,30522)`), core/text/option_text.hpp.
+// libFuzzer target: the input syntax of --input (`1x64:int64[0,30522)`), core/cli/option_text.hpp.
 // Any input either parses into a spec that keeps the documented promises or is refused with
 // ConfigError; anything else (a crash, another exception, a broken promise) is a finding.
-#include <aitune/core/text/option_text.hpp>
+#include <aitune/core/cli/option_text.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: the other option values the command reads, core/text/option_text.hpp:
+// libFuzzer target: the other option values the command reads, core/cli/option_text.hpp:
 // --tolerance
 // (`bf16:0.05,1e-3`) and the comma-separated --precision and --backends lists. The first byte
 // picks the parser. A parse either keeps its promises or throws ConfigError.
-#include <aitune/core/text/option_text.hpp>
+#include <aitune/core/cli/option_text.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,9 +1,9 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: sample files (--sample), torch/sample_file.hpp. Our limits stand in front of
-// LibTorch's loader (torch::jit::pickle_load) and our structure checks behind it. Any input is
+// libFuzzer target: sample files (--sample), torch/model/sample_file.hpp. Our limits stand in front
+// of LibTorch's loader (torch::jit::pickle_load) and our structure checks behind it. Any input is
 // either a Sample or a ConfigError; a crash inside LibTorch's loader is LibTorch's finding, and
 // is reported to it, not fixed here.
-#include <aitune/torch/sample_file.hpp>
+#include <aitune/torch/model/sample_file.hpp>
 
 #include <cstdint>
 #include <cstdlib>

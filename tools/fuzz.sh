@@ -2,11 +2,11 @@
 # Fuzzes the parsers of outside input that are ours with libFuzzer (clang from Debian),
 # AddressSanitizer and UndefinedBehaviorSanitizer:
 #   tools/fuzz.sh [SECONDS]          each torch-free target for SECONDS (default 600):
-#       input_text     --input shapes, dtypes and ranges     (core/text/option_text.hpp)
-#       option_text    --tolerance, --precision, lists       (core/text/option_text.hpp)
-#       zip_structure  the zip check in front of LibTorch     (core/text/zip_structure.hpp)
+#       input_text     --input shapes, dtypes and ranges     (core/cli/option_text.hpp)
+#       option_text    --tolerance, --precision, lists       (core/cli/option_text.hpp)
+#       zip_structure  the zip check in front of LibTorch     (core/detail/text/zip_structure.hpp)
 #   tools/fuzz.sh --libtorch [SECONDS]   sample files through our limits into LibTorch's own
-#       loader (torch/sample_file.hpp). Findings inside LibTorch are LibTorch's: see
+#       loader (torch/model/sample_file.hpp). Findings inside LibTorch are LibTorch's: see
 #       docs/reliability.md for those known.
 # Each starts from its committed corpus, fuzz/corpus/<target>; new inputs go to
 # build/fuzz/corpus/<target>. A finding is written to build/fuzz/ and fails the run.

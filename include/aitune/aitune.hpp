@@ -11,7 +11,7 @@
 /// - the tuning: aitune::MinLatencyStrategy, its StrategyConfig (decision, measurement,
 ///   sink, progress) and its TuneResult (core/strategy/);
 /// - the report: aitune::TuneReport, render_table, to_json and report_from_json
-///   (core/report/report.hpp), and write_json_file to write it (core/text/json_file.hpp).
+///   (core/report/report.hpp), and write_json_file to write it (core/io/atomic_file.hpp).
 ///
 /// Opt-in, each with its own header: the tuning cache (core/cache/cached_tuning.hpp), the
 /// report as markdown and as an SVG chart (core/report/markdown.hpp, core/report/svg.hpp).
@@ -22,8 +22,8 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/io/atomic_file.hpp"
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
-#include "aitune/core/text/json_file.hpp"
 #include "aitune/version.hpp"

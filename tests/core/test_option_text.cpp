@@ -1,6 +1,6 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-// The command line's value syntax (core/text/option_text.hpp): what it reads and what it refuses.
-#include <aitune/core/text/option_text.hpp>
+// The command line's value syntax (core/cli/option_text.hpp): what it reads and what it refuses.
+#include <aitune/core/cli/option_text.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -17,8 +17,8 @@
 ///   Python's torch starts, not by a C++ program. The library never changes the threshold on its
 ///   own (it belongs to the process); aitune-tune raises it unless `--verbose`.
 
-#include "aitune/core/text/message_sink.hpp"
-#include "aitune/torch/config.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/torch/libtorch.hpp"
 
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>

@@ -15,13 +15,13 @@
 /// warning) build the baseline; an unsigned entry whose choice passes is signed then.
 
 #include "aitune/core/backend.hpp"
-#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/detail/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
-#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

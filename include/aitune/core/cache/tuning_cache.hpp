@@ -41,12 +41,12 @@
 /// last two seconds is not remembered (its next change could keep the same times, as git's
 /// "racy" index entries), and a file replaced, rewritten or touched gets new times.
 
-#include "aitune/core/cache/hmac.hpp"
-#include "aitune/core/cache/sha256.hpp"
+#include "aitune/core/detail/cache/hmac.hpp"
+#include "aitune/core/detail/cache/sha256.hpp"
+#include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/text/json_file.hpp"
-#include "aitune/core/text/json_parse.hpp"
-#include "aitune/core/text/message_sink.hpp"
+#include "aitune/core/io/atomic_file.hpp"
+#include "aitune/core/message_sink.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

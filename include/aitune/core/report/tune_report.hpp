@@ -8,12 +8,12 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/measure/measurement.hpp"
+#include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/stats/ratio.hpp"
-#include "aitune/core/text/enum_text.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -47,7 +47,7 @@ enum class CandidateStatus {
   return {};
 }
 
-/// The noise of a measurement on a machine busy with other work (decision/busy_machine.hpp):
+/// The noise of a measurement on a machine busy with other work (detail/strategy/busy_machine.hpp):
 /// its figures and what to try.
 struct BusyMachine {
   /// The race ended on a budget or its looks and kept the baseline: too busy to decide. False:

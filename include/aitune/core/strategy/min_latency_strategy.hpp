@@ -12,12 +12,13 @@
 ///   prepare    the same for the baseline and each candidate: name it, build it, run the samples
 ///              through it (a candidate's outputs are checked against the reference). A failure
 ///              is recorded with its step and cause, the backend is freed, the tuning goes on;
-///   measure    the prepared backends, by the schedule (measure/measure.hpp): the interleaved
+///   measure    the prepared backends, by the schedule (detail/measure/measure.hpp): the
+///   interleaved
 ///              race measures all of them together once every candidate is prepared; the
 ///              sequential schedule measures each one as soon as it is prepared, so that losers
 ///              are freed as it goes;
 ///   settle     turns each measured lane into a result and a report row, and keeps the best
-///              candidate so far by is_better (decision/decider.hpp); the others are freed;
+///              candidate so far by is_better (detail/decision/decider.hpp); the others are freed;
 ///   resolve    the best candidate if it displaces the baseline, else the baseline; activated
 ///              and handed back (the other choice when its activate() throws);
 ///   post_tune  the summary line.
@@ -30,21 +31,21 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
-#include "aitune/core/decision/busy_machine.hpp"
-#include "aitune/core/decision/decider.hpp"
 #include "aitune/core/decision/results.hpp"
+#include "aitune/core/detail/decision/decider.hpp"
+#include "aitune/core/detail/measure/measure.hpp"
+#include "aitune/core/detail/measure/measurement.hpp"
+#include "aitune/core/detail/strategy/busy_machine.hpp"
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/core/measure/measure.hpp"
-#include "aitune/core/measure/measurement.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/measure/timer.hpp"
+#include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/strategy/progress.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
-#include "aitune/core/text/format.hpp"
-#include "aitune/core/text/message_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -1046,7 +1047,7 @@ class MinLatencyStrategy {
   }
 
   /// Names a machine busy with other work in the report and at the end of `why`
-  /// (decision/busy_machine.hpp); `kept`: the baseline is handed back.
+  /// (detail/strategy/busy_machine.hpp); `kept`: the baseline is handed back.
   void note_busy_machine(Run& run, std::string& why, bool kept) {
     if (!run.report.baseline) return;
     const CandidateReport* best = run.best ? &run.report.candidates[run.best->index] : nullptr;

@@ -6,8 +6,8 @@
 
 #include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/message_sink.hpp"
 #include "aitune/core/strategy/progress.hpp"
-#include "aitune/core/text/message_sink.hpp"
 
 #include <stop_token>
 #include <string>

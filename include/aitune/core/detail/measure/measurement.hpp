@@ -1,0 +1,100 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What a measurement takes and gives, the same for both schedules (detail/measure/measure.hpp):
+/// entrants in, one lane per entrant and how it ended out.
+
+#include "aitune/core/detail/stats/paired_rounds.hpp"
+#include "aitune/core/measure/stop_reason.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aitune {
+
+namespace detail {
+
+/// One backend to be measured.
+struct Entrant {
+  std::string name;
+  bool is_baseline = false;
+  /// One inference on sample `index % samples`, timed as a whole (the output's release
+  /// included, as a server pays for it). The race gives every backend the same indices in a
+  /// round, so paired rounds compare the same samples.
+  std::function<void(std::size_t)> call;
+  /// After each run of `call`s (a warm-up, a block, a measurement alone), untimed: puts back
+  /// what the calls changed for the whole process (aitune::after_calls). May be empty.
+  std::function<void()> after_calls{};
+  double time_budget_ms = std::numeric_limits<double>::infinity();  ///< what it may still spend
+};
+
+/// Runs `after_calls` (if any) once a call of the same backend has failed: the process is put
+/// back all the same, and the call's failure, told already, is the one reported.
+inline void end_calls_after_failure(const std::function<void()>& after_calls) noexcept {
+  if (!after_calls) return;
+  try {
+    after_calls();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the first failure is the backend's verdict
+  }
+}
+
+/// Told after each round of the interleaved race and at each look, outside any timed call: the
+/// rounds so far, the entrant leading at the last look (its index) and its median ratio to the
+/// baseline, when known. For progress reports.
+using LookObserver = std::function<void(std::size_t rounds, std::optional<std::size_t> leader,
+                                        std::optional<double> leader_ratio)>;
+
+/// What the measurement produced for one backend.
+struct Lane {
+  RoundSeries rounds;                 ///< block value per round (ms); interleaved only
+  std::vector<double> kept_calls_ms;  ///< every timed call that counts
+  std::vector<double>
+      kept_host_ms;  ///< the same calls on the host clock, when a device clock timed them
+  std::size_t warmup_calls = 0;
+  std::size_t calls = 0;  ///< all calls, warm-up and discarded ones included
+  double time_ms = 0.0;   ///< time spent in those calls
+  bool dropped = false;   ///< left the race early (racing)
+  std::string drop_reason{};
+  std::optional<std::string> failure;
+};
+
+/// What the race's last look (and its confirmation) decided about switching: the entrant it
+/// judged faster than the baseline with confidence and by at least the minimum gain, if any,
+/// and, when the baseline left the race, every entrant it left it for (each was judged so at
+/// that look). Only those entrants may displace the baseline.
+struct SwitchByLooks {
+  std::optional<std::size_t> entrant{};
+  std::vector<std::size_t> baseline_parked_for{};
+
+  [[nodiscard]] bool may_displace(std::size_t i) const {
+    return entrant == i || std::find(baseline_parked_for.begin(), baseline_parked_for.end(), i) !=
+                               baseline_parked_for.end();
+  }
+};
+
+/// The verdict of one measurement: the lanes, in the order of the entrants, and the level the
+/// decision compares with the baseline at.
+struct Measurement {
+  std::vector<Lane> lanes;
+  std::size_t rounds = 0;
+  int looks = 0;
+  StopReason stop_reason = StopReason::not_measured;
+  std::string stop_detail{};  ///< the stop reason for people, with its figures
+  /// The error each bound of a comparison with the baseline may make
+  /// (DecisionConfig::baseline_tail at the last look's share).
+  double baseline_tail_alpha = 0.0;
+  /// The race's answer to "switch?", when its looks judged it (the confident rule): empty for
+  /// the sequential schedule and the aitune rule, whose results the decider tests itself.
+  std::optional<SwitchByLooks> switch_verdict{};
+};
+
+}  // namespace detail
+
+}  // namespace aitune

@@ -1,0 +1,477 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The interleaved latency race.
+///
+/// 1. Warm-up: each backend is called until its latency stops falling (WarmupConfig).
+/// 2. Rounds: every backend still racing runs a block of calls, in a freshly shuffled order
+///    each round (seeded), so drift hits everyone alike. The first call of a block may be
+///    discarded (it pays for caches the previous backend evicted); the block's value is the
+///    median of its kept calls.
+/// 3. Looks, at growing round counts: the leader is ranked (detail/decision/rules.hpp); every
+/// rival's
+///    paired ratio to the leader gets a sign-test interval at the look's share of alpha. A rival
+///    confidently slower than the leader, or one that confidently cannot beat the baseline by the
+///    minimum gain, is dropped (racing). The race is settled when every rival is either
+///    confidently slower or within the practical margin of the leader, and the leader-vs-baseline
+///    question is answered either way.
+///    Once a look finds every candidate still racing faster than the baseline with confidence and
+///    by the minimum gain, the baseline leaves the race (is parked): the switch is decided
+///    whichever of them wins, those answers are kept, and the near tie between the candidates is
+///    raced without paying for the baseline's calls in every round.
+/// 4. Confirmation: once settled, the top two run `confirmation_rounds` more rounds alone and a
+///    last look decides; if it is no longer settled the race goes on.
+/// The race also ends when the tuning's time budget, the call budget, the round budget or the
+/// looks run out; the decision then uses the data it has.
+
+#include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/detail/decision/rules.hpp"
+#include "aitune/core/detail/measure/measurement.hpp"
+#include "aitune/core/detail/stats/paired_rounds.hpp"
+#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/timer.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aitune::detail {
+
+/// Block values are medians of the kept calls.
+inline double block_value(std::vector<double> kept) {
+  std::sort(kept.begin(), kept.end());
+  return quantile_of_sorted(kept, 0.5);
+}
+template <Timer T>
+class LatencyRace {
+ public:
+  /// With the aitune rule there are no looks, drops or confirmation: the rounds of the first
+  /// look are run and the caller decides on them.
+  LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, const DecisionConfig& decision,
+              T& timer, const Logger& log, double deadline_ms, LookObserver on_look = {})
+      : race_(race), warmup_(warmup), decision_(decision), timer_(timer), log_(log),
+        deadline_ms_(deadline_ms), on_look_(std::move(on_look)),
+        judged_(decision.rule() == DecisionRule::confident_median), random_(race.seed()) {}
+
+  /// Runs the race: one lane per entrant, in the same order, and how it ended.
+  Measurement run(std::vector<Entrant>& entrants) {
+    entrants_ = &entrants;
+    summary_.lanes.assign(entrants.size(), Lane{});
+    lanes_ = &summary_.lanes;
+    std::size_t candidates = 0;
+    for (std::size_t i = 0; i < entrants.size(); ++i) {
+      if (entrants[i].is_baseline) baseline_ = i;
+      candidates += entrants[i].is_baseline ? 0 : 1;
+    }
+    candidates_ = std::max<std::size_t>(candidates, 1);
+    for (std::size_t i = 0; i < entrants.size(); ++i) {
+      warm_up(i);
+      (void)end_calls(i);
+    }
+
+    int next_look_round = race_.look_round(1);
+    while (!stopped()) {
+      const std::vector<std::size_t> racing = still_racing();
+      if (racing.empty()) {
+        stop(StopReason::nothing_left, "no backend left to measure");
+        break;
+      }
+      run_round(racing);
+      if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);  // between rounds
+      if (stopped()) break;
+      const int rounds = static_cast<int>(summary_.rounds);
+      if (rounds < next_look_round) {
+        // Between the looks that may switch, looks that may only give up: they spend none of
+        // the switch side's alpha, so ties end early. A parked baseline's question is answered.
+        if (judged_ && !baseline_parked_ && race_.is_futility_look(rounds) && futility_look()) {
+          stop(StopReason::settled, "settled: no candidate can beat the baseline by the minimum "
+                                    "gain");
+        }
+        continue;
+      }
+      if (!judged_) {
+        stop(StopReason::fixed_rounds,
+             fmt::format("{} rounds run (no looks: decided by the caller)", summary_.rounds));
+        break;
+      }
+      next_look_round = race_.look_round(summary_.looks + 2);
+      // Only a decision to switch is confirmed: keeping the baseline needs no second look.
+      if (look() && (!last_verdict_.leader_faster || confirm()))
+        stop(StopReason::settled, "settled");
+      if (!stopped() && summary_.looks >= race_.max_looks()) {
+        stop(StopReason::looks_used, fmt::format("all {} looks used", race_.max_looks()));
+      }
+    }
+    // A budget that ends the race between looks leaves data no look has judged: judging it is
+    // one more look, with that look's share of alpha (or the last share, if none is left).
+    if (judged_ && summary_.stop_reason != StopReason::settled &&
+        static_cast<int>(summary_.rounds) > last_look_round_ &&
+        summary_.looks < race_.max_looks()) {
+      (void)look();
+    }
+    // A parked baseline was last compared at the look that parked it: its paired rounds, and so
+    // its intervals, stop there.
+    summary_.baseline_tail_alpha =
+        baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
+    if (race_.warms_up_after_switch()) {
+      summary_.stop_detail += fmt::format(
+          "; calls within {:g} ms of a block's start were not timed", race_.switch_warmup_ms());
+    }
+    if (baseline_parked_ && summary_.rounds > parked_at_round_) {
+      summary_.stop_detail += fmt::format(
+          "; the baseline left the race after look {} ({} rounds): every candidate still racing "
+          "was faster than it with confidence; the ratios to it are over those rounds, so they "
+          "may order the candidates otherwise than the rounds after did",
+          parked_at_look_, parked_at_round_);
+    }
+    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_, parked_for()};
+    return std::move(summary_);
+  }
+
+ private:
+  [[nodiscard]] bool stopped() const noexcept {
+    return summary_.stop_reason != StopReason::not_measured;
+  }
+  void stop(StopReason reason, std::string detail) {
+    summary_.stop_reason = reason;
+    summary_.stop_detail = std::move(detail);
+  }
+
+  std::vector<std::size_t> still_racing() const {
+    std::vector<std::size_t> racing;
+    for (std::size_t i = 0; i < lanes_->size(); ++i) {
+      const Lane& lane = (*lanes_)[i];
+      if (!lane.failure && !lane.dropped && !parked(i)) racing.push_back(i);
+    }
+    return racing;
+  }
+
+  /// Times one call of entrant `i`; false (with the lane failed) when it throws or the
+  /// backend's own budget is spent.
+  bool timed_call(std::size_t i, std::size_t call_index, double& ms, double* host_ms = nullptr) {
+    Entrant& entrant = (*entrants_)[i];
+    Lane& lane = (*lanes_)[i];
+    try {
+      const Timing timing = timer_.measure([&] { entrant.call(call_index); });
+      ms = timing.ms();
+      if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
+    } catch (const CancelledError&) {
+      // The whole tuning stops, not this lane; the process is put back all the same.
+      end_calls_after_failure(entrant.after_calls);
+      throw;
+    } catch (...) {
+      fail_lane(i, detail::current_exception_message());
+      return false;
+    }
+    ++lane.calls;
+    lane.time_ms += ms;
+    if (lane.time_ms > entrant.time_budget_ms) {
+      fail_lane(i, fmt::format("over its time budget: {:.1f} s spent measuring it",
+                               lane.time_ms / 1000.0));
+      return false;
+    }
+    return true;
+  }
+
+  /// Entrant `i` leaves the race for `why`, told once as a warning.
+  void fail_lane(std::size_t i, std::string why) {
+    Lane& lane = (*lanes_)[i];
+    lane.failure = std::move(why);
+    log_.warn(2, fmt::format("{}: measure failed: {}", (*entrants_)[i].name, *lane.failure));
+  }
+
+  /// Entrant `i`'s after_calls, once its run of calls is over (untimed); false (with the lane
+  /// failed, unless a call failed it first) when it throws.
+  bool end_calls(std::size_t i) {
+    Entrant& entrant = (*entrants_)[i];
+    if (!entrant.after_calls) return true;
+    try {
+      entrant.after_calls();
+      return true;
+    } catch (const CancelledError&) {
+      throw;
+    } catch (...) {
+      if (!(*lanes_)[i].failure) fail_lane(i, detail::current_exception_message());
+      return false;
+    }
+  }
+
+  void warm_up(std::size_t i) {
+    Lane& lane = (*lanes_)[i];
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int call = 1; call <= warmup_.max_calls(); ++call) {
+      if (past_deadline()) return;
+      double ms = 0.0;
+      if (!timed_call(i, static_cast<std::size_t>(call - 1), ms)) return;
+      ++lane.warmup_calls;
+      const bool falling = ms < warmup_.settle_ratio() * fastest;
+      fastest = std::min(fastest, ms);
+      if (call >= warmup_.min_calls() && !falling) break;
+    }
+  }
+
+  /// Untimed calls on the discarded call's sample until the switch warm-up has passed since
+  /// the block began; false when one failed.
+  bool warm_after_switch(std::size_t i, std::size_t call_index, double block_began_ms) {
+    for (int call = 0;
+         call < RaceConfig::max_switch_warmup_calls &&
+         timer_.now_ms() - block_began_ms < race_.switch_warmup_ms() && !past_deadline();
+         ++call) {
+      double ignored = 0.0;
+      if (!timed_call(i, call_index, ignored)) return false;
+    }
+    return true;
+  }
+
+  void run_round(std::vector<std::size_t> order) {
+    std::shuffle(order.begin(), order.end(), random_);
+    const auto round = summary_.rounds;
+    for (std::size_t i : order) {
+      // The budget is honoured within one block, not one round - a slow model's round can take
+      // seconds - once every backend has one round to be judged on. The backends left out have no
+      // value for this round, which pairing skips.
+      if (past_deadline() && (*lanes_)[i].rounds.count() > 0) continue;
+      std::vector<double> kept;
+      std::vector<double> kept_host;
+      const double block_began_ms = timer_.now_ms();
+      bool ok = true;
+      for (int call = 0; call < race_.block_calls() && ok; ++call) {
+        double ms = 0.0;
+        double host_ms = -1.0;
+        // Every backend runs the same samples in a round, and the kept calls rotate through
+        // the samples as the rounds go by.
+        const std::size_t call_index = round + static_cast<std::size_t>(call);
+        ok = timed_call(i, call_index, ms, &host_ms);
+        const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
+        if (ok && !discarded) {
+          kept.push_back(ms);
+          if (host_ms >= 0.0) kept_host.push_back(host_ms);
+        }
+        if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
+      }
+      if (!end_calls(i) || !ok) continue;
+      Lane& lane = (*lanes_)[i];
+      lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
+      lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());
+      lane.rounds.set(round, detail::block_value(std::move(kept)));
+    }
+    ++summary_.rounds;
+    if (past_deadline()) {
+      stop(StopReason::time_budget, "the tuning's time budget was spent");
+    } else if (static_cast<int>(summary_.rounds) >= race_.max_rounds()) {
+      stop(StopReason::round_budget,
+           fmt::format("the round budget ({}) was spent", race_.max_rounds()));
+    } else if (total_calls() >= race_.max_calls()) {
+      stop(StopReason::call_budget,
+           fmt::format("the call budget ({}) was spent", race_.max_calls()));
+    }
+  }
+
+  [[nodiscard]] bool past_deadline() const { return timer_.now_ms() > deadline_ms_; }
+
+  std::int64_t total_calls() const {
+    std::int64_t calls = 0;
+    for (const auto& lane : *lanes_)
+      calls += static_cast<std::int64_t>(lane.calls);
+    return calls;
+  }
+
+  std::vector<LaneView> views() const {
+    std::vector<LaneView> views;
+    for (std::size_t i = 0; i < lanes_->size(); ++i) {
+      const Lane& lane = (*lanes_)[i];
+      views.push_back(
+          LaneView{&lane.rounds, (*entrants_)[i].is_baseline,
+                   !lane.failure && !lane.dropped && !parked(i) && lane.rounds.count() > 0});
+    }
+    return views;
+  }
+
+  /// The error each bound between candidates may make at look `look`.
+  [[nodiscard]] double tail(int look) const { return decision_.alpha() * race_.look_share(look); }
+  /// The same against the baseline, split over the raced candidates.
+  [[nodiscard]] double baseline_tail(int look) const {
+    return decision_.baseline_tail(race_.look_share(look), candidates_);
+  }
+
+  /// One look: drops the clearly slower, returns whether the decision is settled. A
+  /// confirmation re-check reuses the level of the look it confirms and can only take a
+  /// decision back, never make one: it must find the same leader and the same answer about the
+  /// baseline, so a false switch still needs that look to have erred.
+  bool look(bool recheck = false) {
+    if (!recheck) ++summary_.looks;
+    last_look_round_ = static_cast<int>(summary_.rounds);
+    const LookLevels levels = levels_at(summary_.looks);
+    LookVerdict verdict = judge_look(views(), baseline_, decision_, levels);
+    if (baseline_parked_) answer_from_parked_baseline(verdict);
+    if (recheck) {
+      const bool agrees = verdict.leader == last_verdict_.leader &&
+                          verdict.leader_faster == last_verdict_.leader_faster;
+      if (!agrees) verdict.settled = false;
+      // A parked baseline is displaced by whichever of its candidates leads: a new leader
+      // sends the race on between them, not the switch back.
+      if (baseline_parked_) {
+        faster_leader_ = verdict.leader;
+      } else if (faster_leader_ && !(agrees && verdict.leader_faster)) {
+        faster_leader_.reset();
+      }
+    } else {
+      faster_leader_ = verdict.leader_faster ? verdict.leader : std::nullopt;
+    }
+    apply_drops(verdict);
+    if (!recheck && verdict.leader_faster && !verdict.settled) park_baseline(levels);
+    log_.info(1, fmt::format("{} {} after {} rounds (each bound at {:.2g}): {}",
+                             recheck ? "confirming look" : "look", summary_.looks, summary_.rounds,
+                             levels.vs_baseline, describe_look(verdict)));
+    last_verdict_ = verdict;
+    observed_leader_ = verdict.leader;
+    observed_ratio_.reset();
+    if (verdict.leader_vs_baseline && std::isfinite(verdict.leader_vs_baseline->median)) {
+      observed_ratio_ = verdict.leader_vs_baseline->median;
+    }
+    if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);
+    return verdict.settled;
+  }
+
+  [[nodiscard]] bool parked(std::size_t i) const { return baseline_parked_ && baseline_ == i; }
+
+  /// Parks the baseline when every candidate still racing displaces it at this look's level
+  /// (the question the look asked of the leader, asked of each): the switch no longer depends
+  /// on which of them wins, and each answer is kept for the looks to come, which no longer
+  /// measure the baseline. The alpha of these answers is the look's, already spent.
+  void park_baseline(const LookLevels& levels) {
+    if (baseline_parked_ || !baseline_) return;
+    std::map<std::size_t, MedianInterval> answers;
+    for (const std::size_t i : still_racing()) {
+      if (i == *baseline_) continue;
+      const MedianInterval vs_baseline =
+          paired_ratio((*lanes_)[i].rounds, (*lanes_)[*baseline_].rounds, levels.vs_baseline);
+      if (!displaces_baseline(vs_baseline, decision_)) return;
+      answers.emplace(i, vs_baseline);
+    }
+    faster_than_baseline_ = std::move(answers);
+    baseline_parked_ = true;
+    parked_at_look_ = summary_.looks;
+    parked_at_round_ = summary_.rounds;
+    log_.info(1, fmt::format("the baseline leaves the race after {} rounds: all {} candidates "
+                             "still racing are faster than it with confidence",
+                             summary_.rounds, faster_than_baseline_.size()));
+  }
+
+  /// The candidates the baseline was parked for: each displaces it.
+  [[nodiscard]] std::vector<std::size_t> parked_for() const {
+    std::vector<std::size_t> entrants;
+    for (const auto& [entrant, answer] : faster_than_baseline_)
+      entrants.push_back(entrant);
+    return entrants;
+  }
+
+  /// With the baseline parked, the leader's switch answer is the one kept for it.
+  void answer_from_parked_baseline(LookVerdict& verdict) const {
+    if (!verdict.leader) return;
+    const auto answer = faster_than_baseline_.find(*verdict.leader);
+    if (answer == faster_than_baseline_.end()) {  // cannot happen: no entrant joins later
+      verdict.settled = false;
+      return;
+    }
+    verdict.leader_faster = true;
+    verdict.leader_vs_baseline = answer->second;
+  }
+
+  /// A look that may only give up (drop candidates, or settle on keeping the baseline).
+  bool futility_look() {
+    LookVerdict verdict =
+        judge_look(views(), baseline_, decision_, levels_at(std::max(summary_.looks, 1)),
+                   /*may_switch=*/false);
+    apply_drops(verdict);
+    if (!verdict.drop.empty() || verdict.settled) {
+      log_.info(1, fmt::format("futility look after {} rounds: {}", summary_.rounds,
+                               describe_look(verdict)));
+    }
+    if (verdict.settled) faster_leader_.reset();
+    return verdict.settled;
+  }
+
+  [[nodiscard]] LookLevels levels_at(int look) const {
+    return LookLevels{tail(look), baseline_tail(look), decision_.futility_alpha()};
+  }
+
+  void apply_drops(const LookVerdict& verdict) {
+    for (std::size_t i : verdict.drop) {
+      (*lanes_)[i].dropped = true;
+      (*lanes_)[i].drop_reason = verdict.drop_reasons.at(i);
+      log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, verdict.drop_reasons.at(i)));
+    }
+  }
+
+  std::string describe_look(const LookVerdict& verdict) const {
+    if (!verdict.leader) return "no candidate left";
+    std::string text = fmt::format("leader {}", (*entrants_)[*verdict.leader].name);
+    if (verdict.leader_vs_baseline) {
+      const auto& ci = *verdict.leader_vs_baseline;
+      text += fmt::format(", to the baseline {}", labelled_ratio(ci));
+    }
+    if (verdict.runner_up && verdict.runner_up_vs_leader &&
+        !(*entrants_)[*verdict.runner_up].is_baseline) {
+      text += fmt::format(", closest rival {} at {}", (*entrants_)[*verdict.runner_up].name,
+                          labelled_ratio(*verdict.runner_up_vs_leader));
+    }
+    return text + (verdict.settled ? ", settled" : "");
+  }
+
+  /// After a settled look: the top two race alone for a few rounds, then a last look. Returns
+  /// whether the decision is still settled (false sends the race on).
+  bool confirm() {
+    if (race_.confirmation_rounds() == 0 || !last_verdict_.leader || !last_verdict_.runner_up) {
+      return true;
+    }
+    const std::vector<std::size_t> top_two{*last_verdict_.leader, *last_verdict_.runner_up};
+    for (int r = 0; r < race_.confirmation_rounds() && !stopped(); ++r) {
+      run_round(top_two);
+    }
+    if (stopped()) return false;  // a budget ran out: decide as is
+    return look(/*recheck=*/true);
+  }
+
+  const RaceConfig& race_;
+  const WarmupConfig& warmup_;
+  const DecisionConfig& decision_;
+  T& timer_;
+  const Logger& log_;
+  double deadline_ms_;
+  LookObserver on_look_;
+  std::optional<std::size_t> observed_leader_;  ///< at the last look, for on_look_
+  std::optional<double> observed_ratio_;
+  bool judged_;
+  std::mt19937_64 random_;
+  std::size_t candidates_ = 1;
+  std::optional<std::size_t> faster_leader_;
+  std::vector<Entrant>* entrants_ = nullptr;
+  std::vector<Lane>* lanes_ = nullptr;  ///< summary_.lanes
+  std::optional<std::size_t> baseline_;
+  bool baseline_parked_ = false;
+  int parked_at_look_ = 0;
+  std::size_t parked_at_round_ = 0;
+  std::map<std::size_t, MedianInterval> faster_than_baseline_;  ///< kept switch answers
+  Measurement summary_;
+  LookVerdict last_verdict_;
+  int last_look_round_ = 0;
+};
+
+}  // namespace aitune::detail

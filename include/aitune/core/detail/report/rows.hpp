@@ -1,0 +1,122 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The rows the table, the markdown and the SVG chart share: each backend's role and the cells
+/// of figures they format alike.
+
+#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/report/tune_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aitune {
+
+namespace detail {
+
+/// What a cache hit's check compared the rebuilt choice with, for the table and the markdown.
+[[nodiscard]] inline std::string_view checked_against(const CacheHit& hit) {
+  return hit.stored_reference ? ", against the baseline's outputs stored with the decision" : "";
+}
+
+/// The cells of one backend's row that the table and the markdown share (the latencies apart:
+/// the table gives each its unit, the markdown names it in the header). "-" where there is
+/// nothing to show.
+struct RowCells {
+  std::string cv;  ///< coefficient of variation, in %
+  /// The paired ratio to the baseline with its interval; measured apart from the baseline (no
+  /// paired rounds), the ratio of the medians.
+  std::string ratio;
+  std::string speedup;
+  std::string calls;
+  std::string precision;
+  std::string error;   ///< the worst output's error as a share of its tolerance, in %
+  std::string memory;  ///< kept / peak MiB, the device's where the report has device figures
+};
+
+/// Whether the memory column shows device memory (some row has device figures) or the host's.
+inline bool memory_on_device(const TuneReport& report) {
+  const auto on_device = [](const CandidateReport& row) {
+    return row.memory && row.memory->has_device();
+  };
+  return (report.baseline && on_device(*report.baseline)) ||
+         std::any_of(report.candidates.begin(), report.candidates.end(), on_device);
+}
+
+inline std::string memory_header(const TuneReport& report) {
+  return memory_on_device(report) ? "GPU MiB kept/peak" : "MiB kept/peak";
+}
+
+inline std::string format_mib(std::int64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  return format_fixed(mib, std::abs(mib) < 10.0 ? 1 : 0);
+}
+
+inline std::string memory_cell(const CandidateReport& row, bool on_device) {
+  if (!row.memory) return "-";
+  const MemoryUse& m = *row.memory;
+  const auto& kept = on_device ? m.device_kept_bytes : m.host_kept_bytes;
+  const auto& peak = on_device ? m.device_peak_bytes : m.host_peak_bytes;
+  if (!kept && !peak) return "-";
+  return fmt::format("{} / {}", kept ? format_mib(*kept) : "-", peak ? format_mib(*peak) : "-");
+}
+
+inline RowCells row_cells(const CandidateReport& row, bool memory_on_device) {
+  const OutputAccuracy* worst = worst_accuracy(row);
+  return RowCells{
+      row.latency && std::isfinite(row.latency->cv)
+          ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+          : std::string("-"),
+      row.vs_baseline
+          ? format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high)
+      : row.speedup ? format_fixed(1.0 / *row.speedup)
+                    : std::string("-"),
+      row.speedup ? format_speedup(*row.speedup) : std::string("-"),
+      row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
+      row.precision.empty() ? std::string("-") : row.precision,
+      worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"),
+      memory_cell(row, memory_on_device)};
+}
+
+/// The ratio column's header: with the level of its intervals when the decision used some.
+inline std::string ratio_header(const TuneReport& report) {
+  return report.measurement.confidence > 0.0
+             ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
+             : std::string("ratio");
+}
+
+/// One row of a rendering: the backend, its role ("baseline", or "#1" for the first candidate)
+/// and its shared cells.
+struct ReportRow {
+  std::string role;
+  bool is_baseline = false;
+  const CandidateReport* backend = nullptr;
+  RowCells cells;
+};
+
+/// The rows every renderer shows, in order: the baseline (if any), then each candidate.
+inline std::vector<ReportRow> report_rows(const TuneReport& report) {
+  const bool on_device = memory_on_device(report);
+  std::vector<ReportRow> rows;
+  if (report.baseline)
+    rows.push_back(
+        ReportRow{"baseline", true, &*report.baseline, row_cells(*report.baseline, on_device)});
+  for (std::size_t i = 0; i < report.candidates.size(); ++i) {
+    const CandidateReport& candidate = report.candidates[i];
+    rows.push_back(
+        ReportRow{fmt::format("#{}", i + 1), false, &candidate, row_cells(candidate, on_device)});
+  }
+  return rows;
+}
+
+}  // namespace detail
+
+}  // namespace aitune

@@ -1,0 +1,394 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// AOTInductor: runs a model compiled ahead of time in Python (`tools/export_model.py`, or
+/// `torch._inductor.aoti_compile_and_package`, with the same torch version as this LibTorch)
+/// through `torch::inductor::AOTIModelPackageLoader`, which LibTorch has from 2.6 on. The model
+/// is one name inside a `.pt2` archive: a package of its own, or one of the compilations that
+/// `tools/export_model.py` puts beside the ExportedProgram. With an older LibTorch the backend
+/// is still there but its build fails with that reason, so a tuning goes on without it.
+///
+/// A compiled model trusts its inputs: another device or shape than it was compiled for reads
+/// out of bounds. So the build refuses a package made for another device type than the model's,
+/// the loader is made on the model's device, the package's own input checks are switched on
+/// (`AOTI_RUNTIME_CHECK_INPUTS=1`, unless the process set that variable itself), and every call
+/// is checked against the shapes the package was built with: another shape is an aitune::Error.
+///
+/// A compiled model returns its outputs flat; they are rebuilt into the structure the package
+/// records (its call spec's output TreeSpec: dicts, nested tuples and lists, None), so it returns
+/// what the program it was compiled from returns. A package that records no usable structure
+/// returns them flat, and a failed correctness check says so. Calls from several threads run at
+/// once, each on one of the package's runners (set_runners), and a model that writes to its
+/// inputs gets copies of them (backends/input_mutation.hpp).
+
+#include "aitune/core/backend.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/torch/backends/input_mutation.hpp"
+#include "aitune/torch/check/tolerance.hpp"
+#include "aitune/torch/customization.hpp"
+#include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/model.hpp"
+#include "aitune/torch/model/output_structure.hpp"
+
+#include <ATen/Parallel.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#if AITUNE_TORCH_AT_LEAST(2, 6) &&                                                                 \
+    __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#define AITUNE_HAS_AOTI 1
+#else
+#define AITUNE_HAS_AOTI 0
+#endif
+
+namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
+
+namespace detail {
+
+/// When `sample`'s tensors differ in shape from the inputs the archive `package` (the model's
+/// own) was exported for: a sentence saying so, to follow a failed first run. AOTInductor
+/// checks shapes only in a line of its own on standard error; the error it throws names none.
+/// Empty when the shapes match or the archive recorded none (tools/export_model.py records them).
+inline std::string export_shapes_hint(const Model& model, const std::filesystem::path& package,
+                                      const Sample& sample) {
+  if (!model.archive || model.archive->path != package) return {};
+  const std::vector<std::string>& shapes = model.archive->input_shapes;
+  if (shapes.size() != sample.size()) return {};
+  bool differs = false;
+  for (std::size_t i = 0; i < shapes.size() && !differs; ++i) {
+    if (shapes[i].empty() || !sample[i].isTensor()) return {};
+    differs = shapes[i] != fmt::format("{}", fmt::join(sample[i].toTensor().sizes(), "x"));
+  }
+  if (!differs) return {};
+  return fmt::format(" (the archive was exported for inputs {}: an AOTInductor model runs only "
+                     "at the shapes it was compiled for, unless exported with dynamic shapes)",
+                     fmt::join(shapes, " "));
+}
+
+}  // namespace detail
+
+class AOTInductor : public BackendLifecycle<AOTInductor> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  /// The compilation `model_name` in the archive `package`, computing in `precision` (fp32,
+  /// bf16 or fp16: it sets the tolerance of the correctness check).
+  explicit AOTInductor(std::filesystem::path package, std::string model_name = "model",
+                       std::string precision = "fp32")
+      : package_(std::move(package)), model_name_(std::move(model_name)),
+        precision_(std::move(precision)) {}
+
+  /// A compilation listed in a model's own `.pt2` archive.
+  [[nodiscard]] static AOTInductor from_archive(const Pt2Archive& archive,
+                                                const AotiModelInfo& info) {
+    return AOTInductor(archive.path, info.name, info.precision);
+  }
+
+  /// Whether this build can run AOTInductor packages at all.
+  [[nodiscard]] static constexpr bool available() noexcept { return AITUNE_HAS_AOTI != 0; }
+
+  [[nodiscard]] std::string describe() const {
+    const std::string file = package_.filename().string();
+    return model_name_ == "model" ? fmt::format("AOTInductor({})", file)
+                                  : fmt::format("AOTInductor({}:{})", file, model_name_);
+  }
+  [[nodiscard]] std::string key() const {
+    return fmt::format("aoti:{}:{}", package_.string(), model_name_);
+  }
+  /// The package it loads: the tuning cache's key covers its content.
+  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const { return {package_}; }
+  /// Inductor fuses and reorders work like the other compiled variants; a reduced-precision
+  /// compilation gets that precision's tolerance.
+  [[nodiscard]] OutputPolicy output_policy() const {
+    const auto dtype = parse_precision(precision_);
+    const auto tolerance = Tolerance::for_compute(dtype, device_);
+    OutputPolicy policy{tolerance};
+    if (dtype != c10::ScalarType::Float) policy.reduced_precision = dtype;
+    policy.unknown_structure = unknown_structure_;
+    return policy;
+  }
+  /// Calls from several threads run at the same time, up to runners() of them (the package's
+  /// model container holds that many instances, sharing the weights); more wait for a free one.
+  /// Before LibTorch 2.9 the loader makes one runner, so calls are serialised.
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return AITUNE_TORCH_AT_LEAST(2, 9); }
+  /// Compiled for the example inputs' shapes (tools/export_model.py exports none dynamic).
+  [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+
+  /// How many calls may run at once: the instances of the compiled model the loader makes
+  /// (AOTIModelPackageLoader's num_runners, LibTorch 2.9+). They share the weights; each has its
+  /// own intermediate buffers. Set it before build; at least 1.
+  AOTInductor& set_runners(std::size_t runners) {
+    if (runners < 1) throw ConfigError("an AOTInductor model needs at least 1 runner");
+    runners_ = runners;
+    return *this;
+  }
+  [[nodiscard]] std::size_t runners() const noexcept { return runners_; }
+
+  /// The default: one runner per hardware thread, at least 2 and at most 16.
+  [[nodiscard]] static std::size_t default_runners() noexcept {
+    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 16);
+  }
+
+ private:
+  friend class BackendLifecycle<AOTInductor>;
+
+  static c10::ScalarType parse_precision(const std::string& precision) {
+    if (precision == "bf16") return c10::ScalarType::BFloat16;
+    if (precision == "fp16") return c10::ScalarType::Half;
+    return c10::ScalarType::Float;
+  }
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
+#if AITUNE_HAS_AOTI
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(package_, error)) {
+      throw Error(fmt::format("AOTInductor package '{}' {}", package_.string(),
+                              std::filesystem::exists(package_, error)
+                                  ? "is not a file (a .pt2 archive)"
+                                  : "does not exist"));
+    }
+    if (model.archive && model.archive->path == package_) {
+      for (const auto& other : model.archive->aoti_models) {
+        if (other.name != model_name_ && other.name.starts_with(model_name_)) {
+          throw Error(fmt::format(
+              "'{}' holds AOTInductor models '{}' and '{}': LibTorch's package loader finds a "
+              "model's files by prefix, so '{}' would run the code of '{}'; give the models names "
+              "that are not prefixes of each other (tools/export_model.py does)",
+              package_.string(), model_name_, other.name, model_name_, other.name));
+        }
+      }
+    }
+    device_ = model.device;
+    // Before the package's code first runs: it reads the variable once. (setenv is not
+    // thread-safe against getenv elsewhere: the first AOTInductor build sets it, once.)
+    static const bool input_checks = [] {
+      return ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0) == 0;
+    }();
+    (void)input_checks;
+    // The device the package was compiled for, read before any of its code is loaded.
+#if AITUNE_TORCH_AT_LEAST(2, 11)
+    std::unordered_map<std::string, std::string> metadata;
+    try {
+      metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
+          package_.string(), model_name_);
+    } catch (const std::exception& cause) {
+      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can read: {}",
+                              package_.string(), model_name_, detail::summarize_error(cause)));
+    }
+#else
+    load();
+    const auto metadata = loader_->get_metadata();
+#endif
+    const auto found = metadata.find("AOTI_DEVICE_KEY");
+    const std::string package_device = found == metadata.end() ? "" : found->second;
+    if (package_device != c10::DeviceTypeName(device_.type(), /*lower_case=*/true)) {
+      loader_.reset();
+      throw Error(fmt::format("'{}' ({}) was compiled for {}, but the model is tuned on {}: "
+                              "compile it on the device it is to run on",
+                              package_.string(), model_name_,
+                              package_device.empty() ? "an unknown device" : package_device,
+                              device_.str()));
+    }
+    if (!loader_) load();
+    shapes_.clear();
+    for (const auto& sample : samples) {
+      shapes_.push_back(signature_of(sample));
+    }
+    if (!samples.empty()) {
+      try {
+        // On copies: a model that writes to its inputs gets copies on every later call.
+        (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front());
+      } catch (const std::exception& cause) {
+        loader_.reset();
+        throw Error(fmt::format("running the first sample failed: {}{}",
+                                detail::summarize_error(cause),
+                                detail::export_shapes_hint(model, package_, samples.front())));
+      }
+    }
+#else
+    (void)model;
+    (void)samples;
+    throw Error(fmt::format(
+        "AOTInductor needs LibTorch 2.6 or newer (torch::inductor::AOTIModelPackageLoader); this "
+        "build has LibTorch {}.{}",
+        TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR));
+#endif
+  }
+
+  /// An input as a tensor: compiled models take tensors only.
+  static const at::Tensor& tensor_input(const c10::IValue& value) {
+    if (!value.isTensor()) {
+      throw Error("AOTInductor packages take tensors only; an input is a " +
+                  std::string(value.tagKind()));
+    }
+    return value.toTensor();
+  }
+
+  /// What one compiled shape accepts: each input's dtype and sizes.
+  using Signature = std::vector<std::pair<c10::ScalarType, std::vector<std::int64_t>>>;
+
+  /// Each input's dtype and sizes; non-tensors are refused.
+  static Signature signature_of(const Sample& sample) {
+    Signature signature;
+    for (const auto& value : sample) {
+      const at::Tensor& tensor = tensor_input(value);
+      signature.emplace_back(tensor.scalar_type(), tensor.sizes().vec());
+    }
+    return signature;
+  }
+
+  /// "fp32[1, 3, 224, 224]" for each input.
+  static std::string describe_signature(const Signature& signature) {
+    std::vector<std::string> inputs;
+    for (const auto& [dtype, sizes] : signature) {
+      inputs.push_back(fmt::format("{}[{}]", short_dtype_name(dtype), fmt::join(sizes, ", ")));
+    }
+    return fmt::format("{}", fmt::join(inputs, " "));
+  }
+
+  /// A compiled model has fixed shapes: refuse others before they reach it. Compares without
+  /// formatting or allocating: this runs on every (timed) call.
+  void check_shapes(const Sample& sample) const {
+    if (shapes_.empty()) return;
+    for (const auto& accepted : shapes_) {
+      const bool same = accepted.size() == sample.size() &&
+                        std::equal(accepted.begin(), accepted.end(), sample.begin(),
+                                   [](const auto& input, const c10::IValue& value) {
+                                     return value.isTensor() &&
+                                            value.toTensor().scalar_type() == input.first &&
+                                            value.toTensor().sizes() == input.second;
+                                   });
+      if (same) return;
+    }
+    throw Error(fmt::format("{} was compiled for fixed input shapes {} and cannot take {}",
+                            describe(), describe_signature(shapes_.front()),
+                            describe_signature(signature_of(sample))));
+  }
+
+  c10::IValue do_infer(const Sample& sample) {
+    check_shapes(sample);
+    return run(sample);
+  }
+
+  c10::IValue run(const Sample& sample) {
+#if AITUNE_HAS_AOTI
+    // The compiled kernels open OpenMP regions themselves, without going through ATen, which
+    // applies LibTorch's intra-op thread count (at::set_num_threads) to each thread the first
+    // time it runs a parallel op. A server's request thread that never ran one would use
+    // OpenMP's default instead, every core per call: apply it here, once per thread.
+    at::internal::lazy_init_num_threads();
+    c10::InferenceMode inference_mode;
+    const c10::DeviceGuard device_guard(device_);
+    std::vector<at::Tensor> inputs;
+    for (const auto& value : sample) {
+      const at::Tensor& input = tensor_input(value);
+      inputs.push_back(input_writes_.protect(input.to(device_), input));
+    }
+    std::vector<at::Tensor> outputs = loader_->run(inputs);
+    if (structure_) return rebuild_outputs(*structure_, outputs);
+    return flat_outputs(std::move(outputs));
+#else
+    (void)sample;
+    throw Error("AOTInductor is not available in this build");
+#endif
+  }
+
+  void do_deactivate() {
+#if AITUNE_HAS_AOTI
+    loader_.reset();
+#endif
+  }
+
+  void do_activate() {
+    load();
+  }
+
+  /// Makes the loader on the model's device (without a guard and an index it would take the
+  /// caller's current device, and put the weights there).
+  void load() {
+#if AITUNE_HAS_AOTI
+    const c10::DeviceGuard device_guard(device_);
+    try {
+#if AITUNE_TORCH_AT_LEAST(2, 9)  // the device index argument (checked: 2.11)
+      const c10::DeviceIndex index = device_.is_cuda() ? device_.index() : -1;
+      loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
+          package_.string(), model_name_, /*run_single_threaded=*/false, runners_, index);
+#else
+      loader_ =
+          std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
+#endif
+    } catch (const std::exception& cause) {
+      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can load: {}",
+                              package_.string(), model_name_, detail::summarize_error(cause)));
+    }
+    read_output_structure();
+#endif
+  }
+
+#if AITUNE_HAS_AOTI
+  /// The structure the outputs are rebuilt into: the output TreeSpec of the package's call spec
+  /// ({in_spec, out_spec}), or why there is none.
+  void read_output_structure() {
+    structure_.reset();
+    std::vector<std::string> call_spec;
+    try {
+      call_spec = loader_->get_call_spec();
+    } catch (const std::exception& cause) {
+      unknown_structure_ =
+          fmt::format("its call spec cannot be read ({})", detail::summarize_error(cause));
+      return;
+    }
+    if (call_spec.size() < 2 || call_spec[1].empty()) {
+      unknown_structure_ = "its package records no output structure";
+      return;
+    }
+    auto parsed = parse_output_structure(call_spec[1]);
+    if (auto* why = std::get_if<std::string>(&parsed)) {
+      unknown_structure_ = fmt::format("its output structure cannot be used: {}", *why);
+      return;
+    }
+    structure_ = std::get<OutputStructure>(std::move(parsed));
+    unknown_structure_.clear();
+  }
+#endif
+
+  std::filesystem::path package_;
+  std::string model_name_;
+  std::string precision_;
+  c10::Device device_ = c10::Device(c10::kCPU);
+  std::vector<Signature> shapes_{};  ///< of the samples it was built with
+  std::size_t runners_ = default_runners();
+  std::optional<OutputStructure> structure_{};  ///< what the flat outputs are rebuilt into
+  std::string unknown_structure_{};             ///< why there is no structure_, once loaded
+  InputWrites input_writes_{};  ///< the model writes to its inputs: each call gets copies
+#if AITUNE_HAS_AOTI
+  std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+#endif
+};
+
+static_assert(Backend<AOTInductor>);
+
+}  // namespace AITUNE_LT_ABI
+}  // namespace aitune::lt

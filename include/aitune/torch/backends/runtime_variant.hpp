@@ -1,0 +1,144 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What the backends of other runtimes (ONNX Runtime, OpenVINO) share: the converted model a
+/// `.pt2` archive holds (tools/export_model.py writes it beside the AOTInductor compilations),
+/// the sample's inputs in the order the converted graph takes them, and its flat outputs rebuilt
+/// into the structure the program returns (model/output_structure.hpp), so such a candidate returns
+/// what the baseline returns.
+
+#include "aitune/core/error.hpp"
+#include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/model.hpp"
+#include "aitune/torch/model/output_structure.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
+
+/// A converted model read from a model's archive: its files' bytes, its inputs' places in a
+/// sample, and the structure its flat outputs are rebuilt into.
+struct ConvertedModel {
+  RuntimeVariantInfo info;
+  std::vector<std::string> files{};  ///< the bytes of info.records, in order
+  /// For each of the graph's inputs, the index of the sample's value it takes.
+  std::vector<std::size_t> input_order{};
+  std::optional<OutputStructure> structure{};
+  std::string unknown_structure{};         ///< why there is no structure
+  std::vector<std::size_t> none_leaves{};  ///< the structure's None leaves, which have no output
+
+  /// Reads the variant `variant` ("onnx", "openvino") of `model`'s archive. Throws an Error that
+  /// says why there is none: a TorchScript model, a conversion that failed at export (with the
+  /// cause recorded then), or an archive made without it.
+  [[nodiscard]] static ConvertedModel read(const Model& model, const std::string& variant,
+                                           const std::string& runtime) {
+    if (!model.archive) {
+      throw Error(fmt::format("{} runs the '{}' model of a .pt2 archive (tools/export_model.py "
+                              "--variants {}); this model is TorchScript",
+                              runtime, variant, variant));
+    }
+    const Pt2Archive& archive = *model.archive;
+    const auto found = archive.runtime_variants.find(variant);
+    if (found == archive.runtime_variants.end()) {
+      if (const auto failed = archive.failed_variants.find(variant);
+          failed != archive.failed_variants.end()) {
+        throw Error(fmt::format("the {} conversion failed when '{}' was exported: {}", variant,
+                                archive.path.filename().string(), failed->second));
+      }
+      throw Error(fmt::format("'{}' holds no {} model (tools/export_model.py --variants ...,{} "
+                              "writes one)",
+                              archive.path.string(), variant, variant));
+    }
+    ConvertedModel converted{found->second};
+    converted.none_leaves = archive.output_none_leaves;
+    for (const auto& record : converted.info.records) {
+      converted.files.push_back(detail::read_archive_record(archive.path, record));
+    }
+    if (archive.output_spec.empty()) {
+      converted.unknown_structure = "its archive records no output structure";
+    } else if (auto parsed = parse_output_structure(archive.output_spec);
+               std::holds_alternative<OutputStructure>(parsed)) {
+      converted.structure = std::get<OutputStructure>(std::move(parsed));
+    } else {
+      converted.unknown_structure =
+          "its output structure cannot be used: " + std::get<std::string>(parsed);
+    }
+    return converted;
+  }
+
+  /// Places the graph's inputs, named `graph_inputs` in its order, in a sample of the model's
+  /// inputs, named `model_inputs` (input_names_of): by name where every graph input has one
+  /// there (a converter may leave out an input the model never reads), else by position.
+  void place_inputs(const std::vector<std::string>& graph_inputs,
+                    const std::vector<std::string>& model_inputs) {
+    input_order.clear();
+    for (const auto& name : graph_inputs) {
+      const auto at = std::find(model_inputs.begin(), model_inputs.end(), name);
+      if (at == model_inputs.end()) break;
+      input_order.push_back(static_cast<std::size_t>(at - model_inputs.begin()));
+    }
+    if (input_order.size() == graph_inputs.size()) return;
+    input_order.clear();
+    for (std::size_t i = 0; i < graph_inputs.size(); ++i)
+      input_order.push_back(i);
+  }
+
+  /// The sample's tensor for the graph's input `i`, contiguous on the CPU.
+  [[nodiscard]] at::Tensor input(const Sample& sample, std::size_t i,
+                                 std::string_view runtime) const {
+    const std::size_t index = input_order.at(i);
+    if (index >= sample.size()) {
+      throw Error(fmt::format("{} takes {} inputs; the sample has {}", runtime, input_order.size(),
+                              sample.size()));
+    }
+    if (!sample[index].isTensor()) {
+      throw Error(fmt::format("{} takes tensors only; input {} is a {}", runtime, index,
+                              sample[index].tagKind()));
+    }
+    return sample[index].toTensor().to(c10::kCPU).contiguous();
+  }
+
+  /// The graph's flat outputs in the program's structure (an undefined tensor, which becomes
+  /// None, in the place of each None leaf), or flat where the structure is unknown.
+  [[nodiscard]] c10::IValue outputs(std::vector<at::Tensor> flat) const {
+    if (!structure || !fits(flat.size())) return flat_outputs(std::move(flat));
+    for (const std::size_t leaf : none_leaves)  // ascending: each lands in its place
+      flat.insert(flat.begin() + static_cast<std::ptrdiff_t>(leaf), at::Tensor());
+    return rebuild_outputs(*structure, flat);
+  }
+
+  /// Why the outputs come back flat (empty when they are rebuilt): for the correctness check.
+  [[nodiscard]] std::string flat_reason(std::size_t outputs) const {
+    if (!structure) return unknown_structure;
+    if (!fits(outputs)) {
+      return fmt::format("it returns {} outputs and its output structure has {} (of them {} None)",
+                         outputs, structure->leaves(), none_leaves.size());
+    }
+    return {};
+  }
+
+ private:
+  /// Whether `outputs` outputs and the None leaves fill the structure, the Nones in its range.
+  [[nodiscard]] bool fits(std::size_t outputs) const {
+    const std::size_t leaves = structure->leaves();
+    return outputs + none_leaves.size() == leaves &&
+           std::is_sorted(none_leaves.begin(), none_leaves.end()) &&
+           std::all_of(none_leaves.begin(), none_leaves.end(),
+                       [&](std::size_t leaf) { return leaf < leaves; });
+  }
+};
+
+}  // namespace AITUNE_LT_ABI
+}  // namespace aitune::lt

@@ -1,0 +1,261 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Compares a candidate's outputs with the baseline's, through nested tuples, lists and dicts
+/// of tensors: same structure, shapes and dtypes (a precision variant may return its own
+/// floating dtype), NaN and Inf only where the baseline has them, and values within the
+/// tolerance. A failure names the place and the worst element.
+
+#include "aitune/core/customization.hpp"
+#include "aitune/torch/check/tolerance.hpp"
+#include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/ivalue_walk.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
+
+namespace detail {
+
+inline std::string shape_of(const at::Tensor& tensor) {
+  return fmt::format("[{}]", fmt::join(tensor.sizes(), ", "));
+}
+
+/// The multi-index of a flat (row-major) element index.
+inline std::string index_of(const at::Tensor& tensor, std::int64_t flat) {
+  std::vector<std::int64_t> index(tensor.sizes().size());
+  for (auto dim = static_cast<std::int64_t>(index.size()) - 1; dim >= 0; --dim) {
+    const auto size = tensor.size(dim);
+    index[static_cast<std::size_t>(dim)] = size > 0 ? flat % size : 0;
+    flat = size > 0 ? flat / size : 0;
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+class OutputComparer {
+ public:
+  explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
+
+  /// What compare() found of each output it compared, passing or not.
+  [[nodiscard]] const std::vector<OutputAccuracy>& accuracy() const noexcept { return accuracy_; }
+
+  /// Walks both values together (model/ivalue_walk.hpp) and compares each pair of leaves.
+  OutputCheck compare(const std::string& path, const c10::IValue& expected,
+                      const c10::IValue& actual) const {
+    return walk_together(path, expected, actual,
+                         [this](const std::string& at, const c10::IValue& e, const c10::IValue& a) {
+                           return compare_leaves(at, e, a);
+                         });
+  }
+
+ private:
+  OutputCheck compare_leaves(const std::string& path, const c10::IValue& expected,
+                             const c10::IValue& actual) const {
+    if (expected.isTensor()) {
+      if (!actual.isTensor()) {
+        return OutputCheck::failed(fmt::format(
+            "{}: the baseline returned a tensor here, the candidate a {}", path, actual.tagKind()));
+      }
+      return compare_tensors(path, expected.toTensor(), actual.toTensor());
+    }
+    if (expected.isDouble()) {
+      if (!actual.isDouble()) {
+        return OutputCheck::failed(fmt::format(
+            "{}: the baseline returned a float here, the candidate a {}", path, actual.tagKind()));
+      }
+      const double e = expected.toDouble();
+      const double a = actual.toDouble();
+      const double allowed =
+          policy_.tolerance.scale_atol * std::abs(e) + policy_.tolerance.rtol * std::abs(e);
+      const bool same_non_finite = (std::isnan(e) && std::isnan(a)) || (std::isinf(e) && e == a);
+      record(path, same_non_finite ? 0.0 : error_ratio(std::abs(a - e), allowed));
+      if (same_non_finite || (std::isfinite(e) && std::isfinite(a) && std::abs(a - e) <= allowed)) {
+        return OutputCheck::ok();
+      }
+      return OutputCheck::failed(
+          fmt::format("{}: got {:.6g}, the baseline gave {:.6g}", path, a, e));
+    }
+    if (expected.isNone() || expected.isInt() || expected.isBool() || expected.isString() ||
+        expected.isDevice()) {
+      if (expected.tagKind() != actual.tagKind() || c10::str(expected) != c10::str(actual)) {
+        return OutputCheck::failed(fmt::format("{}: got {}, the baseline gave {}", path,
+                                               c10::str(actual), c10::str(expected)));
+      }
+      return OutputCheck::ok();
+    }
+    return OutputCheck::failed(
+        fmt::format("{}: outputs of type {} cannot be compared", path, expected.tagKind()));
+  }
+
+  OutputCheck compare_tensors(const std::string& path, const at::Tensor& expected,
+                              const at::Tensor& actual) const {
+    if (expected.sizes() != actual.sizes()) {
+      return OutputCheck::failed(fmt::format("{}: shape {} differs from the baseline's {}", path,
+                                             shape_of(actual), shape_of(expected)));
+    }
+    const auto e_type = expected.scalar_type();
+    const auto a_type = actual.scalar_type();
+    const bool upcast_allowed = policy_.reduced_precision && a_type == *policy_.reduced_precision &&
+                                at::isFloatingType(e_type);
+    if (e_type != a_type && !upcast_allowed) {
+      return OutputCheck::failed(fmt::format("{}: dtype {} differs from the baseline's {}", path,
+                                             dtype_name(a_type), dtype_name(e_type)));
+    }
+    if (expected.numel() == 0) {
+      record(path, 0.0);
+      return OutputCheck::ok();
+    }
+
+    const at::Tensor e = expected.detach().to(c10::kCPU);
+    const at::Tensor a = actual.detach().to(c10::kCPU);
+    if (!at::isFloatingType(e_type) && !at::isComplexType(e_type)) {
+      const at::Tensor differs = e.ne(a).reshape(-1);
+      const auto count = differs.sum().item<std::int64_t>();
+      record(path, count == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+      if (count == 0) return OutputCheck::ok();
+      const auto first = differs.nonzero()[0][0].item<std::int64_t>();
+      return OutputCheck::failed(fmt::format(
+          "{}: {} of {} elements differ; first at {} (got {}, the baseline gave {})", path, count,
+          e.numel(), index_of(e, first), c10::str(a.reshape(-1)[first].item()),
+          c10::str(e.reshape(-1)[first].item())));
+    }
+    if (at::isComplexType(e_type)) {  // real and imaginary parts, side by side
+      return compare_floating(path, at::view_as_real(e.to(c10::kComplexDouble)),
+                              at::view_as_real(a.to(c10::kComplexDouble)));
+    }
+    return compare_floating(path, e.to(c10::kDouble), a.to(c10::kDouble));
+  }
+
+  OutputCheck compare_floating(const std::string& path, const at::Tensor& e,
+                               const at::Tensor& a) const {
+    // Non-finite values must sit at the same places, with the same value.
+    const at::Tensor e_nan = e.isnan();
+    const at::Tensor a_nan = a.isnan();
+    if (!e_nan.equal(a_nan)) {
+      const auto extra = (a_nan & ~e_nan).sum().item<std::int64_t>();
+      const auto missing = (e_nan & ~a_nan).sum().item<std::int64_t>();
+      return OutputCheck::failed(
+          extra > 0 ? fmt::format("{}: {} NaN where the baseline has numbers", path, extra)
+                    : fmt::format("{}: numbers where the baseline has {} NaN", path, missing));
+    }
+    const at::Tensor e_inf = e.isinf();
+    const at::Tensor a_inf = a.isinf();
+    if (!e_inf.equal(a_inf) || !e.masked_select(e_inf).equal(a.masked_select(a_inf))) {
+      return OutputCheck::failed(
+          fmt::format("{}: infinite values differ from the baseline's (candidate has {}, the "
+                      "baseline {})",
+                      path, a_inf.sum().item<std::int64_t>(), e_inf.sum().item<std::int64_t>()));
+    }
+    const at::Tensor finite = e.isfinite();
+    const at::Tensor e_abs = e.abs().masked_fill(~finite, 0.0);
+    const double scale = e_abs.max().item<double>();
+    const Tolerance& tol = policy_.tolerance;
+    const at::Tensor error = (a - e).abs().masked_fill(~finite, 0.0);
+    const at::Tensor allowed = tol.scale_atol * scale + tol.rtol * e_abs;
+    const at::Tensor excess = error - allowed;
+    // How close the output came to failing: the largest error / allowance (an allowance of 0
+    // admits only exact values).
+    const at::Tensor share = at::where(
+        allowed > 0.0, error / allowed.clamp_min(1e-300),
+        at::where(error > 0.0, at::full_like(error, std::numeric_limits<double>::infinity()),
+                  at::zeros_like(error)));
+    record(path, share.max().item<double>());
+    const auto worst = excess.reshape(-1).argmax().item<std::int64_t>();
+    if (excess.reshape(-1)[worst].item<double>() <= 0.0) return OutputCheck::ok();
+    const auto over = (excess > 0).sum().item<std::int64_t>();
+    return OutputCheck::failed(fmt::format(
+        "{}: {} of {} elements outside the tolerance ({}); worst at {}: got {:.6g}, the baseline "
+        "gave {:.6g}, error {:.3g} > allowed {:.3g} (output scale {:.3g})",
+        path, over, e.numel(), tol.describe(), index_of(e, worst),
+        a.reshape(-1)[worst].item<double>(), e.reshape(-1)[worst].item<double>(),
+        error.reshape(-1)[worst].item<double>(), allowed.reshape(-1)[worst].item<double>(), scale));
+  }
+
+  static double error_ratio(double error, double allowed) {
+    if (allowed > 0.0) return error / allowed;
+    return error > 0.0 ? std::numeric_limits<double>::infinity() : 0.0;
+  }
+
+  void record(const std::string& path, double worst_error_ratio) const {
+    accuracy_.push_back(OutputAccuracy{path, worst_error_ratio});
+  }
+
+  const OutputPolicy& policy_;
+  /// Per compared output, its worst error / allowance, filled as compare() walks.
+  mutable std::vector<OutputAccuracy> accuracy_;
+};
+
+/// The precision outputs are computed in: the policy's reduced precision, else the dtype of the
+/// first floating tensor of the reference; empty when there is none.
+inline std::string observed_precision(const OutputPolicy& policy, const c10::IValue* reference) {
+  if (policy.reduced_precision) return short_dtype_name(*policy.reduced_precision);
+  if (reference == nullptr) return {};
+  std::string found;
+  (void)walk_leaves("output", *reference, [&](const std::string&, const c10::IValue& leaf) {
+    if (found.empty() && leaf.isTensor() && leaf.toTensor().is_floating_point()) {
+      found = short_dtype_name(leaf.toTensor().scalar_type());
+    }
+    return OutputCheck::ok();
+  });
+  return found;
+}
+
+/// Without a reference, only NaN and Inf can be caught.
+inline OutputCheck check_finite(const std::string& path, const c10::IValue& value) {
+  return walk_leaves(path, value, [](const std::string& at, const c10::IValue& leaf) {
+    if (!leaf.isTensor()) return OutputCheck::ok();
+    const at::Tensor& tensor = leaf.toTensor();
+    if (!at::isFloatingType(tensor.scalar_type()) || tensor.numel() == 0) return OutputCheck::ok();
+    const auto bad = (~tensor.detach().isfinite()).sum().item<std::int64_t>();
+    if (bad == 0) return OutputCheck::ok();
+    return OutputCheck::failed(
+        fmt::format("{}: {} NaN or infinite values of {}", at, bad, tensor.numel()));
+  });
+}
+
+}  // namespace detail
+
+/// What the check cannot see in a baseline output: where it is NaN or infinite, a candidate can
+/// only match it, so an output that is all NaN checks nothing. Empty when every value is finite.
+[[nodiscard]] inline std::string reference_warning(const c10::IValue& reference) {
+  const OutputCheck finite = detail::check_finite("output", reference);
+  if (finite.passed) return {};
+  return fmt::format("the baseline's {}: candidates are checked only to match them there",
+                     finite.reason);
+}
+
+/// Compares `actual` with `expected` (the baseline's output for the same sample). Without an
+/// expected output (no baseline), only NaN and Inf are rejected.
+[[nodiscard]] inline OutputCheck compare_outputs(const c10::IValue* expected,
+                                                 const c10::IValue& actual,
+                                                 const OutputPolicy& policy = {}) {
+  OutputCheck verdict;
+  if (expected == nullptr) {
+    verdict = detail::check_finite("output", actual);
+  } else {
+    const detail::OutputComparer comparer(policy);
+    verdict = comparer.compare("output", *expected, actual);
+    verdict.accuracy = comparer.accuracy();
+    if (!verdict.passed && !policy.unknown_structure.empty()) {
+      verdict.reason += fmt::format(" (the structure of this candidate's outputs is unknown: {}, "
+                                    "so they come back flat)",
+                                    policy.unknown_structure);
+    }
+  }
+  verdict.precision = detail::observed_precision(policy, expected);
+  verdict.reduced_precision = policy.reduced_precision.has_value();
+  return verdict;
+}
+
+}  // namespace AITUNE_LT_ABI
+}  // namespace aitune::lt
