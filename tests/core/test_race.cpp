@@ -948,11 +948,11 @@ TEST_CASE("measure_backends runs the configured schedule and states the level it
     std::vector<Entrant> entrants{entrant("base", 10.0, true), entrant("fast", 5.0, false),
                                   entrant("tie", 9.99, false)};
     VirtualTimer timer(clock);
-    std::size_t observed_rounds = 0;
-    const Measurement m = measure_backends(
-        entrants, ProfilingConfig{}.set_schedule(schedule), decision, timer, quiet, 1e9,
-        /*candidates_in_tuning=*/4,
-        [&](std::size_t rounds, auto, auto) { observed_rounds = rounds; });
+    Look observed;
+    const Measurement m = measure_backends(entrants, ProfilingConfig{}.set_schedule(schedule),
+                                           decision, timer, quiet, 1e9, /*candidates_in_tuning=*/4,
+                                           [&](const Look& look) { observed = look; });
+    const std::size_t observed_rounds = observed.rounds;
     REQUIRE(m.lanes.size() == 3);
     for (const Lane& lane : m.lanes) {
       CHECK_FALSE(lane.failure);
@@ -963,6 +963,8 @@ TEST_CASE("measure_backends runs the configured schedule and states the level it
       // The race: paired rounds, looks told to the observer, and its own answer to "switch?".
       CHECK(m.rounds > 0);
       CHECK(observed_rounds == m.rounds);
+      CHECK(observed.leader == "fast");  // by name
+      CHECK(observed.calls == m.lanes[0].calls + m.lanes[1].calls + m.lanes[2].calls);
       REQUIRE(m.switch_verdict);
       CHECK(m.switch_verdict->entrant == std::optional<std::size_t>(1));
       CHECK(m.stop_reason == StopReason::settled);

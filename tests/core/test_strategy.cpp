@@ -985,3 +985,39 @@ TEST_CASE("What a backend's calls change for the whole process is put back befor
     CHECK(calls["Failing"] == 5);  // the sixth threw before it was recorded
   }
 }
+
+TEST_CASE("is_better answers as the strategy decides between one candidate and the baseline",
+          "[strategy][decision]") {
+  // Pairs of call latencies (ms, cycled): the baseline's, then the candidate's. Among them a gain
+  // below the minimum (1.5 %), a clear gain, a noisy gain whose intervals overlap, a tie and a
+  // loss, under both decision rules.
+  const std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs{
+      {{10.0}, {9.85}},
+      {{10.0}, {5.0}},
+      {{10.0, 10.4, 9.6, 10.2}, {9.3, 10.3, 9.0, 9.9}},
+      {{4.0}, {4.0}},
+      {{4.0}, {5.0}},
+      {{10.0, 11.0, 9.0}, {9.6, 9.7, 9.5}}};
+  for (const DecisionRule rule : {DecisionRule::confident_median, DecisionRule::aitune_mean}) {
+    for (const auto& [baseline_ms, candidate_ms] : pairs) {
+      INFO(to_string(rule) << ": baseline " << baseline_ms.front() << " ms, candidate "
+                           << candidate_ms.front() << " ms");
+      FakeModel model;
+      model.baseline = FakeBehaviour{"TorchEager", baseline_ms};
+      FakeBehaviour candidate{"Candidate", candidate_ms};
+      auto strategy = make_strategy(
+          model, {FakeBackend(candidate)},
+          StrategyConfig{}
+              .set_decision(DecisionConfig{}.set_rule(rule))
+              .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+      const auto result = strategy.tune(model, one_sample());
+      REQUIRE(strategy.baseline_result());
+      const CandidateReport& row = entry(result.report, "Candidate()");
+      REQUIRE(row.latency);
+      MinLatencyProfilingResult measured(row.latency->median, *row.latency);
+      measured.samples_ms = row.samples_ms;
+      CHECK(strategy.is_better(measured, *strategy.baseline_result()) ==
+            !result.baseline_selected());
+    }
+  }
+}

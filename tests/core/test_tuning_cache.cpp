@@ -551,13 +551,11 @@ TEST_CASE("tune_with_cache tunes on a miss, then rebuilds and checks the choice 
   CHECK(first.report.selected == "Fast()");
   CHECK_FALSE(first.report.cache_hit);
   REQUIRE(cache.find(key_a));
-  CHECK(first_strategy.reference_outputs().empty());  // stored, then dropped
+  CHECK(first.reference_outputs.empty());  // stored, then dropped
   auto plain = make_strategy(model, candidates, {}, &recorder);
-  (void)plain.tune(model, one_sample(), "net");
-  CHECK(plain.reference_outputs().empty());  // not kept unless asked
+  CHECK(plain.tune(model, one_sample(), "net").reference_outputs.empty());  // unless asked
   plain.keep_reference_outputs(true);
-  (void)plain.tune(model, one_sample(), "net");
-  CHECK(plain.reference_outputs() == std::vector<double>{3.0});
+  CHECK(plain.tune(model, one_sample(), "net").reference_outputs == std::vector<double>{3.0});
 
   const double before = model.clock->now_ms();
   auto second_strategy = make_strategy(model, candidates, {}, &recorder);

@@ -15,6 +15,7 @@
 /// warning) build the baseline; an unsigned entry whose choice passes is signed then.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/cache/reuse.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/detail/cache/sha256.hpp"
@@ -38,17 +39,16 @@ namespace aitune {
 
 namespace detail {
 
-/// The baseline's outputs of the tuning `strategy` just ran, as an entry's `reference`; null
-/// when there are none to store: no codec, the check was off, the baseline failed, or the text
-/// would be over the cache's limit.
-template <Backend B, Timer T>
+/// The baseline's outputs of a tuning (TuneResult::reference_outputs), as an entry's
+/// `reference`; null when there are none to store: no codec, the check was off, the baseline
+/// failed, or the text would be over the cache's limit.
+template <Backend B>
 [[nodiscard]] nlohmann::json
-reference_to_store(const MinLatencyStrategy<B, T>& strategy, const TuningCache& cache,
+reference_to_store(const std::vector<typename B::output_type>& outputs, const TuningCache& cache,
                    std::span<const typename B::sample_type> samples, const Logger& log) {
   if constexpr (!reference_codec<B>::available) {
     return nullptr;
   } else {
-    const auto& outputs = strategy.reference_outputs();
     if (outputs.size() != samples.size() || cache.max_stored_output_bytes() == 0 ||
         !cache.signs()) {
       return nullptr;  // unsigned outputs are not trusted, so not worth storing
@@ -207,14 +207,16 @@ requires std::copy_constructible<B>
       }
     }
   }
-  // The baseline's outputs are kept through the tuning only to be stored with the decision,
-  // and dropped on every way out of here.
+  // The baseline's outputs come back with the tuning only to be stored with the decision: the
+  // setting is put back on every way out of here, and the outputs are dropped once stored.
   strategy.keep_reference_outputs(reference_codec<B>::available);
-  struct DropReferenceOutputs {
+  struct KeepNoReferenceOutputs {
     MinLatencyStrategy<B, T>& strategy;
-    ~DropReferenceOutputs() { strategy.keep_reference_outputs(false); }
-  } drop_reference_outputs{strategy};
+    ~KeepNoReferenceOutputs() { strategy.keep_reference_outputs(false); }
+  } keep_no_reference_outputs{strategy};
   TuneResult<B> result = strategy.tune(model, samples, std::move(module_name));
+  const std::vector<typename B::output_type> reference = std::move(result.reference_outputs);
+  result.reference_outputs.clear();
   if (result.report.every_candidate_failed()) {
     // Perhaps a passing cause (memory taken by another process): do not make it permanent.
     log.warn(0, fmt::format("tuning cache '{}': not stored, since every candidate failed",
@@ -223,7 +225,7 @@ requires std::copy_constructible<B>
   }
   try {
     cache.store(key, to_json(result.report),
-                detail::reference_to_store(strategy, cache, samples, log), log);
+                detail::reference_to_store<B>(reference, cache, samples, log), log);
   } catch (const std::exception& error) {  // e.g. a read-only folder: the tuning stands
     log.warn(0, fmt::format("the decision was not stored in the tuning cache: {}", error.what()));
   }

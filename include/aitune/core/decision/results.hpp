@@ -38,6 +38,12 @@ struct MinLatencyProfilingResult : BackendProfilingResult {
       : BackendProfilingResult{1, latency_stats}, latency(latency_ms) {}
 
   [[nodiscard]] double metric() const noexcept { return latency; }
+
+  /// The host clock's statistics, when a device clock timed the calls (else none).
+  [[nodiscard]] std::optional<LatencyStats> host_stats() const {
+    if (host_samples_ms.empty()) return std::nullopt;
+    return LatencyStats::from_samples(host_samples_ms);
+  }
 };
 
 /// Serialises the comparable part: `{"latency": 5.0, "selected_batch_size": 1}`.

@@ -168,4 +168,17 @@ class MemoryWatch {
   std::optional<DeviceMemoryReading> device_before_{};
 };
 
+/// Runs `step` (a backend's build and check, returning whether it is ready) and, when `watch` is
+/// on, puts the memory it took in `into` (nothing when no figure could be read). `reset_peaks`
+/// as for MemoryWatch.
+template <class B, class Step>
+bool watching_memory(const typename B::model_type& model, bool watch, bool reset_peaks,
+                     std::optional<MemoryUse>& into, Step step) {
+  if (!watch) return step();
+  const MemoryWatch<B> watcher(model, reset_peaks);
+  const bool ready = step();
+  if (MemoryUse use = watcher.finish(); !use.empty()) into = use;
+  return ready;
+}
+
 }  // namespace aitune

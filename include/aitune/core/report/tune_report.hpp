@@ -148,6 +148,14 @@ struct TuneReport {
     return const_cast<CandidateReport*>(std::as_const(*this).selected_candidate());
   }
 
+  /// Every call made to measure the baseline and the candidates (warm-up included).
+  [[nodiscard]] std::size_t total_calls() const {
+    std::size_t calls = baseline ? baseline->calls : 0;
+    for (const auto& candidate : candidates)
+      calls += candidate.calls;
+    return calls;
+  }
+
   /// Whether there were candidates and not one of them came through (status ok).
   [[nodiscard]] bool every_candidate_failed() const {
     return !candidates.empty() &&

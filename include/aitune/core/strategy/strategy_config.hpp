@@ -9,6 +9,8 @@
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/strategy/progress.hpp"
 
+#include <fmt/format.h>
+
 #include <stop_token>
 #include <string>
 #include <utility>
@@ -121,6 +123,19 @@ class StrategyConfig {
 
   /// The sink and its threshold, as the strategy and the cache write through them.
   [[nodiscard]] Logger logger() const { return Logger(sink_, log_level_); }
+
+  /// The settings that shape a decision, a line each (MinLatencyStrategy::describe).
+  [[nodiscard]] std::string describe() const {
+    const auto on_off = [](bool on) { return on ? "on" : "off"; };
+    std::string text = fmt::format("performance validation: {}\n", on_off(performance_validation_));
+    text += fmt::format("correctness check: {}\n", on_off(correctness_check_));
+    text += fmt::format("decision: {}\n", decision_.describe());
+    text += fmt::format("schedule: {}\n", to_string(profiling_.schedule()));
+    text += profiling_.schedule() == Schedule::interleaved
+                ? fmt::format("race: {}\n", profiling_.race().describe())
+                : fmt::format("stop rule: {}\n", profiling_.stop_rule().describe());
+    return text;
+  }
 
  private:
   bool performance_validation_ = true;

@@ -5,8 +5,11 @@
 /// What a measurement takes and gives, the same for both schedules (detail/measure/measure.hpp):
 /// entrants in, one lane per entrant and how it ended out.
 
+#include "aitune/core/decision/results.hpp"
 #include "aitune/core/detail/stats/paired_rounds.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
+#include "aitune/core/stats/latency_stats.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -45,11 +48,17 @@ inline void end_calls_after_failure(const std::function<void()>& after_calls) no
   }
 }
 
-/// Told after each round of the interleaved race and at each look, outside any timed call: the
-/// rounds so far, the entrant leading at the last look (its index) and its median ratio to the
-/// baseline, when known. For progress reports.
-using LookObserver = std::function<void(std::size_t rounds, std::optional<std::size_t> leader,
-                                        std::optional<double> leader_ratio)>;
+/// How the interleaved race stands, told after each round and at each look, outside any timed
+/// call: the rounds and calls so far (of every entrant, warm-up included), the entrant leading at
+/// the last look (its name; empty before the first) and its median ratio to the baseline, when
+/// known. For progress reports.
+struct Look {
+  std::size_t rounds = 0;
+  std::size_t calls = 0;
+  std::string leader{};
+  std::optional<double> leader_ratio{};
+};
+using LookObserver = std::function<void(const Look&)>;
 
 /// What the measurement produced for one backend.
 struct Lane {
@@ -64,6 +73,24 @@ struct Lane {
   std::string drop_reason{};
   std::optional<std::string> failure;
 };
+
+/// The result `lane` measured; none when it failed, measured nothing, or its times make no
+/// statistics (then its failure says why).
+[[nodiscard]] inline std::optional<MinLatencyProfilingResult> result_of(Lane& lane) {
+  if (lane.failure || lane.kept_calls_ms.empty()) return std::nullopt;
+  try {
+    const LatencyStats stats = LatencyStats::from_samples(lane.kept_calls_ms);
+    MinLatencyProfilingResult result(stats.median, stats);
+    result.samples_ms = lane.kept_calls_ms;
+    result.host_samples_ms = lane.kept_host_ms;
+    result.rounds = lane.rounds;
+    result.calls = lane.calls;
+    return result;
+  } catch (...) {
+    lane.failure = current_exception_message();
+    return std::nullopt;
+  }
+}
 
 /// What the race's last look (and its confirmation) decided about switching: the entrant it
 /// judged faster than the baseline with confidence and by at least the minimum gain, if any,

@@ -93,7 +93,7 @@ class LatencyRace {
         break;
       }
       run_round(racing);
-      if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);  // between rounds
+      tell_look();  // between rounds
       if (stopped()) break;
       const int rounds = static_cast<int>(summary_.rounds);
       if (rounds < next_look_round) {
@@ -285,6 +285,14 @@ class LatencyRace {
 
   [[nodiscard]] bool past_deadline() const { return timer_.now_ms() > deadline_ms_; }
 
+  /// Tells the look observer, if any, how the race stands.
+  void tell_look() {
+    if (!on_look_) return;
+    on_look_(Look{summary_.rounds, static_cast<std::size_t>(total_calls()),
+                  observed_leader_ ? (*entrants_)[*observed_leader_].name : std::string(),
+                  observed_ratio_});
+  }
+
   std::int64_t total_calls() const {
     std::int64_t calls = 0;
     for (const auto& lane : *lanes_)
@@ -345,7 +353,7 @@ class LatencyRace {
     if (verdict.leader_vs_baseline && std::isfinite(verdict.leader_vs_baseline->median)) {
       observed_ratio_ = verdict.leader_vs_baseline->median;
     }
-    if (on_look_) on_look_(summary_.rounds, observed_leader_, observed_ratio_);
+    tell_look();
     return verdict.settled;
   }
 

@@ -85,4 +85,15 @@ judge_busy_machine(const MeasurementReport& measurement, const CandidateReport& 
   return busy;
 }
 
+/// Judges `report`'s measurement (judge_busy_machine; `best`: the best candidate's row, or
+/// null; `kept`: the baseline is handed back), records the verdict in the report, and returns the
+/// clause the decision gains ("; the machine was ...", or empty when it was not busy).
+[[nodiscard]] inline std::string note_busy_machine(TuneReport& report, const CandidateReport* best,
+                                                   bool kept) {
+  if (!report.baseline) return {};
+  MeasurementReport& measurement = report.measurement;
+  measurement.busy = judge_busy_machine(measurement, *report.baseline, best, kept);
+  return measurement.busy ? "; " + measurement.busy->text : std::string();
+}
+
 }  // namespace aitune

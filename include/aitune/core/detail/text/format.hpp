@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace aitune {
 
@@ -54,5 +57,16 @@ namespace aitune {
   }
   return fmt::format("{:.4f} %", std::floor(percent * 1e4) / 1e4);
 }
+
+namespace detail {
+/// `title (N):` and then each item on its own line, numbered from 1 and indented.
+[[nodiscard]] inline std::string numbered_list(std::string_view title,
+                                               const std::vector<std::string>& items) {
+  std::string text = fmt::format("{} ({}):\n", title, items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    text += fmt::format("  {}. {}\n", i + 1, items[i]);
+  return text;
+}
+}  // namespace detail
 
 }  // namespace aitune

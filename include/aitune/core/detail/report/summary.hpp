@@ -1,0 +1,119 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// What a finished tuning says of itself in a few words, read off its report: the summary line
+/// (post_tune), the note a reduced-precision winner adds to the decision, and the seed's
+/// performance-validation verdicts.
+
+#include "aitune/core/decision/results.hpp"
+#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/core/report/tune_report.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace aitune::detail {
+
+/// A new report of `strategy` tuning `module` with `config`'s schedule and rule.
+[[nodiscard]] inline TuneReport open_report(std::string_view strategy, std::string module,
+                                            Schedule schedule, DecisionRule rule) {
+  TuneReport report{.strategy = std::string(strategy), .module = std::move(module)};
+  report.measurement.schedule = schedule;
+  report.measurement.decision_rule = rule;
+  report.measurement.stop_detail = "nothing was measured";
+  return report;
+}
+
+/// One line: what was selected, at what latency, and how much faster than the baseline.
+[[nodiscard]] inline std::string summary_line(const TuneReport& report) {
+  const CandidateReport* baseline = report.baseline ? &*report.baseline : nullptr;
+  const bool baseline_measured = baseline != nullptr && baseline->latency.has_value();
+  if (report.baseline_selected) {
+    return fmt::format("{}: Baseline was selected: {} at {} ({})", report.module, report.selected,
+                       baseline_measured ? format_ms(baseline->latency->median) : "-",
+                       report.decision);
+  }
+  const CandidateReport* selected = report.selected_candidate();
+  const std::string latency =
+      selected && selected->latency ? format_ms(selected->latency->median) : "-";
+  if (baseline_measured) {
+    return fmt::format("{}: selected {} at {}, {} faster than the baseline {} at {}", report.module,
+                       report.selected, latency,
+                       selected && selected->speedup ? format_speedup(*selected->speedup)
+                                                     : std::string("-"),
+                       baseline->backend, format_ms(baseline->latency->median));
+  }
+  return fmt::format("{}: selected {} at {} (no baseline latency to compare with)", report.module,
+                     report.selected, latency);
+}
+
+/// When the winner computes in a lower precision than the baseline, the decision says so, and
+/// how far that moved the outputs.
+[[nodiscard]] inline std::string precision_note(const CandidateReport& winner) {
+  if (!winner.reduced_precision) return "";
+  const OutputAccuracy* worst = worst_accuracy(winner);
+  return fmt::format(
+      "; it computes in {}{}", winner.precision,
+      worst ? fmt::format(", which moved the outputs by at most {} % of the tolerance (worst: {})",
+                          format_fixed(worst->worst_error_ratio * 100.0, 0), worst->output)
+            : std::string());
+}
+
+/// The seed's performance-validation verdicts: one per candidate measured against the baseline
+/// (its row has a speedup), passed when it is at least as fast. Empty when the baseline was not
+/// measured.
+[[nodiscard]] inline std::vector<PerfValidationResult>
+perf_validation_results_of(const TuneReport& report) {
+  std::vector<PerfValidationResult> results;
+  if (!report.baseline || !report.baseline->latency) return results;
+  for (const CandidateReport& row : report.candidates) {
+    if (!row.speedup || !row.latency) continue;
+    results.push_back(PerfValidationResult{row.backend, row.latency->median,
+                                           report.baseline->latency->median, *row.speedup,
+                                           *row.speedup >= 1.0});
+  }
+  return results;
+}
+
+/// The error of a tuning that has no backend to hand back: every candidate with its reason. Its
+/// report (the decision says so) travels with it; `validation`: the baseline was asked for too.
+[[nodiscard]] inline NoCorrectBackendError no_correct_backend(TuneReport report, bool validation) {
+  std::string considered;
+  for (const auto& candidate : report.candidates) {
+    considered += fmt::format("\n  - {}: {}: {}", candidate.backend, to_label(candidate.status),
+                              candidate.reason);
+  }
+  report.decision = "no correct backend was found";
+  std::string message = fmt::format(
+      "module '{}': no correct backend was found among the {} candidate(s) considered{}{}",
+      report.module, report.candidates.size(), considered,
+      validation ? "\n  (the baseline was not usable either)" : "");
+  return NoCorrectBackendError(message, std::make_shared<const TuneReport>(std::move(report)));
+}
+
+/// A measured backend's row: its latency statistics, on the host clock too when a device clock
+/// timed it, and its timed calls.
+inline void record_latency(CandidateReport& row, const MinLatencyProfilingResult& result) {
+  row.latency = result.stats;
+  row.host_latency = result.host_stats();
+  row.samples_ms = result.samples_ms;
+}
+
+/// The error of a tuning cancelled through its stop token, with its report so far (`report`
+/// took `elapsed_ms`).
+[[nodiscard]] inline CancelledError cancellation(TuneReport report, double elapsed_ms) {
+  report.measurement.calls = report.total_calls();
+  report.decision = "the tuning was cancelled";
+  report.tuning_time_ms = elapsed_ms;
+  std::string message = fmt::format("module '{}': the tuning was cancelled", report.module);
+  return CancelledError(message, std::make_shared<const TuneReport>(std::move(report)));
+}
+
+}  // namespace aitune::detail

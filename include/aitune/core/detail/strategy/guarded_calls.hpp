@@ -1,0 +1,280 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// Every call the strategy makes into a backend is user code: an exception of any type is caught
+/// and becomes that backend's reason on its report row, and the tuning goes on. This header holds
+/// those guards (naming, releasing, activating a backend) and the vocabulary of a failure: the
+/// step it happened in and the status it gives the row.
+
+#include "aitune/core/backend.hpp"
+#include "aitune/core/customization.hpp"
+#include "aitune/core/detail/measure/measurement.hpp"
+#include "aitune/core/detail/text/enum_text.hpp"
+#include "aitune/core/error.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/report/tune_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <utility>
+
+namespace aitune::detail {
+
+/// The steps a backend goes through before its measurement; a failure names its step.
+enum class PrepareStep { name, build, run_samples, check, budget };
+
+[[nodiscard]] constexpr EnumText enum_text(PrepareStep step) noexcept {
+  switch (step) {
+    case PrepareStep::name: return {"name", "name"};
+    case PrepareStep::build: return {"build", "build"};
+    case PrepareStep::run_samples: return {"run_samples", "run the samples"};
+    case PrepareStep::check: return {"check", "correctness check"};
+    case PrepareStep::budget: return {"budget", "time budget"};
+  }
+  return {};
+}
+
+/// Records a failure at `step` on `row` (its status follows from the step); returns false (not
+/// ready) for the caller to pass on.
+inline bool fail(CandidateReport& row, PrepareStep step, std::string reason) {
+  switch (step) {
+    case PrepareStep::name:
+    case PrepareStep::build: row.status = CandidateStatus::build_failed; break;
+    case PrepareStep::check: row.status = CandidateStatus::incorrect; break;
+    case PrepareStep::run_samples:
+    case PrepareStep::budget: row.status = CandidateStatus::measure_failed; break;
+  }
+  row.reason = std::move(reason);
+  return false;
+}
+
+/// `text` about sample `index` of `count`: prefixed with which one when there are several.
+[[nodiscard]] inline std::string at_sample(std::size_t index, std::size_t count, std::string text) {
+  if (count <= 1) return text;
+  return fmt::format("sample {} of {}: {}", index, count, text);
+}
+
+/// The sample running, when none is. A plain index with a sentinel, not an optional: GCC 12 at -O1
+/// takes an optional's payload for "maybe uninitialized".
+inline constexpr std::size_t no_sample = std::numeric_limits<std::size_t>::max();
+
+/// The reason of a candidate whose build and check took `spent_ms`, over its own time budget.
+[[nodiscard]] inline std::string over_budget(double spent_ms) {
+  return fmt::format("over its time budget: building and checking it took {:.1f} s",
+                     spent_ms / 1000.0);
+}
+
+/// What the report calls a backend. When `describe()` or `key()` throws, the backend is named by
+/// its position and `failure` says why (it is never built).
+struct Name {
+  std::string description;
+  std::string key;
+  std::optional<std::string> failure{};
+};
+
+/// The guards around the calls that are not timed: naming, releasing and activating a backend,
+/// and the one line a failure is reported as.
+template <Backend B>
+class GuardedCalls {
+ public:
+  GuardedCalls(Logger log, bool full_errors) : log_(std::move(log)), full_errors_(full_errors) {}
+
+  /// The exception being handled as one line (error_summary<B>); with full errors on, its whole
+  /// text is logged too.
+  [[nodiscard]] std::string failure_text() const {
+    return current_exception_message([this](const std::exception& error) {
+      std::string line = error_summary<B>::of(error);
+      if (full_errors_ && line != error.what()) {
+        log_.info(3, fmt::format("the full error: {}", error.what()));
+      }
+      return line;
+    });
+  }
+
+  [[nodiscard]] static std::string position_of(std::size_t index) {
+    return fmt::format("candidate #{}", index + 1);
+  }
+
+  [[nodiscard]] Name name_of(const B& backend, const std::string& position) const {
+    Name name;
+    try {
+      name.description = backend.describe();
+    } catch (...) {
+      name.description = position;
+      name.failure = fmt::format("describe() threw: {}", failure_text());
+      return name;
+    }
+    try {
+      name.key = backend.key();
+    } catch (...) {
+      name.failure = fmt::format("key() threw: {}", failure_text());
+    }
+    return name;
+  }
+
+  /// The baseline (baseline_traits<B>) made for `model` and named; when making or naming it
+  /// threw, no backend and the name's `failure` says why.
+  [[nodiscard]] std::pair<std::optional<B>, Name>
+  make_baseline(const typename B::model_type& model) const {
+    std::optional<B> made;
+    Name name{"baseline", ""};
+    try {
+      made.emplace(baseline_traits<B>::make(model));
+      name = name_of(*made, "baseline");
+    } catch (...) {
+      name.failure = fmt::format("making the baseline threw: {}", failure_text());
+    }
+    if (name.failure && made) {
+      release(*made);
+      made.reset();
+    }
+    return {std::move(made), std::move(name)};
+  }
+
+  /// Runs `measure()` (the measurement of `entrants` backends): when it fails as a whole, not one
+  /// backend, every lane is unmeasured with that cause. A cancellation passes through.
+  template <class Measure>
+  [[nodiscard]] Measurement measured(std::size_t entrants, Measure measure) const {
+    if (entrants > 1) log_.info(1, fmt::format("measuring {} backend(s) together", entrants));
+    try {
+      return measure();
+    } catch (const CancelledError&) {
+      throw;
+    } catch (...) {
+      const std::string cause = fmt::format("the measurement failed: {}", failure_text());
+      log_.warn(1, cause);
+      Measurement failed;
+      failed.lanes.assign(entrants, Lane{});
+      for (Lane& lane : failed.lanes)
+        lane.failure = cause;
+      return failed;
+    }
+  }
+
+  /// The description of candidate `index`, which must be unbuilt (ConfigError otherwise).
+  [[nodiscard]] std::string describe_unbuilt(const B& candidate, std::size_t index) const {
+    Name name = name_of(candidate, position_of(index));
+    if (candidate.state() != BackendState::created) {
+      throw ConfigError(fmt::format("candidate {} must be passed unbuilt, it is {}",
+                                    name.description, to_string(candidate.state())));
+    }
+    return std::move(name.description);
+  }
+
+  /// Releases a backend that will not be handed back (deactivate()). Its failure must not end
+  /// the tuning, but it is reported. (BackendLifecycle leaves a backend whose deactivate() threw
+  /// inactive, so it is never deactivated twice.)
+  void release(B& backend) const {
+    if (backend.state() == BackendState::created) return;
+    try {
+      backend.deactivate();
+    } catch (...) {
+      const std::string cause = failure_text();
+      std::string name = "a backend";
+      try {
+        name = backend.describe();
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the position-free name above serves
+      }
+      log_.warn(2, fmt::format("{}: deactivate failed: {}", name, cause));
+    }
+  }
+
+  /// Activates the backend that is to be handed back. When its activate() throws, `row` says why,
+  /// the backend is released, and the caller falls back to the other choice.
+  bool try_activate(B& backend, CandidateReport& row) const {
+    try {
+      backend.activate();
+      return true;
+    } catch (...) {
+      row.status = CandidateStatus::activate_failed;
+      row.reason = fmt::format("activate() threw when it was to be selected: {}", failure_text());
+      log_.warn(1, fmt::format("{}: {}", row.backend, row.reason));
+      release(backend);
+      return false;
+    }
+  }
+
+  /// `after_calls<B>` once a call of `backend` has failed: the process is put back all the same,
+  /// and the call's failure is the one reported.
+  static void end_calls_after_failure(B& backend) noexcept {
+    try {
+      after_calls<B>::run(backend);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the first failure is the backend's verdict
+    }
+  }
+
+  /// Runs `calls(at)` on `backend` as `step` (`at`: the sample running, if any, else no_sample):
+  /// a failure of any type fails `row` at that step, the sample named (`sample_count`: how many
+  /// there are), the step too when `named`; the process is put back (aitune::after_calls).
+  /// Returns whether the calls succeeded. A cancellation passes through.
+  template <class Calls>
+  bool run_step(B& backend, CandidateReport& row, PrepareStep step, bool named,
+                std::size_t sample_count, Calls calls) const {
+    std::size_t at = no_sample;
+    try {
+      calls(at);
+      return true;
+    } catch (const CancelledError&) {
+      end_calls_after_failure(backend);
+      throw;
+    } catch (...) {
+      std::string cause = failure_text();
+      end_calls_after_failure(backend);
+      if (at != no_sample) cause = at_sample(at, sample_count, std::move(cause));
+      return fail(row, step, named ? fmt::format("{}: {}", to_label(step), cause) : cause);
+    }
+  }
+
+  /// `backend` as an entrant of a measurement: each call one inference on the sample of that
+  /// index, its failure one line that names the sample. A stop requested through `stop` ends the
+  /// measurement at the next call.
+  [[nodiscard]] Entrant entrant(B& backend, std::span<const typename B::sample_type> samples,
+                                std::string name, bool is_baseline, double budget_ms,
+                                std::stop_token stop) const {
+    return Entrant{std::move(name), is_baseline,
+                   [this, &backend, samples, stop](std::size_t call) {
+                     if (stop.stop_requested()) throw CancelledError("cancelled");
+                     const std::size_t index = call % samples.size();
+                     try {
+                       (void)backend.infer(samples[index]);
+                     } catch (...) {
+                       throw Error(at_sample(index, samples.size(), failure_text()));
+                     }
+                   },
+                   [&backend] { after_calls<B>::run(backend); }, budget_ms};
+  }
+
+  void warn_baseline_failed(const CandidateReport& row) const {
+    log_.warn(1, fmt::format("baseline {} failed ({}); the performance check is skipped and "
+                             "tuning goes on with the candidates",
+                             row.backend, row.reason));
+  }
+
+ private:
+  Logger log_;
+  bool full_errors_;
+};
+
+/// A point to stop at: once a stop was requested through `stop`, the tuning ends here (the strategy
+/// adds the report so far).
+inline void stop_point(const std::stop_token& stop) {
+  if (stop.stop_requested()) throw CancelledError("cancelled");
+}
+
+/// The same between two samples of `row`'s preparation, which its row then says.
+inline void stop_point(const std::stop_token& stop, CandidateReport& row) {
+  if (!stop.stop_requested()) return;
+  row.status = CandidateStatus::skipped;
+  row.reason = "not finished: the tuning was cancelled while it was prepared";
+  stop_point(stop);
+}
+
+}  // namespace aitune::detail

@@ -1,0 +1,150 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The reference pass and the correctness check, apart from the calls themselves: how many samples
+/// the baseline's pass may check within the time budget, what the report says of a pass that was
+/// cut short or of a reference the check cannot fully use, and how the verdicts of a candidate's
+/// samples add up to one.
+
+#include "aitune/core/customization.hpp"
+#include "aitune/core/detail/strategy/guarded_calls.hpp"
+#include "aitune/core/message_sink.hpp"
+#include "aitune/core/report/tune_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace aitune::detail {
+
+/// How many of the first samples outputs are checked on, after the baseline's reference pass has
+/// run `done` of them in `spent_ms` (the last call took `last_call_ms`): still `planned` when they
+/// fit half the tuning's time budget `budget_ms` at the last call's pace, else those that do (at
+/// least those done). The other half of the budget is left for the candidates' builds, checks and
+/// the measurement.
+[[nodiscard]] inline std::size_t samples_within_budget(std::size_t planned, std::size_t done,
+                                                       double spent_ms, double last_call_ms,
+                                                       double budget_ms) {
+  const double half_budget_ms = budget_ms / 2.0;
+  if (done >= planned || !std::isfinite(half_budget_ms)) return planned;
+  const double room_ms = std::max(0.0, half_budget_ms - spent_ms);
+  const double more = last_call_ms > 0.0 ? std::floor(room_ms / last_call_ms)
+                                         : std::numeric_limits<double>::infinity();
+  if (more >= static_cast<double>(planned - done)) return planned;
+  return done + static_cast<std::size_t>(more);
+}
+
+/// The baseline's note when its pass checks only the first `checked` of `total` samples.
+[[nodiscard]] inline std::string bounded_pass_note(std::size_t checked, std::size_t total,
+                                                   double budget_ms) {
+  return fmt::format("outputs checked on the first {} of {} samples: the baseline's pass over all "
+                     "of them would not fit half the {:.1f} s time budget",
+                     checked, total, budget_ms / 1000.0);
+}
+
+/// What the check cannot fully use in the reference (NaN, Inf: a candidate is then checked only
+/// where the baseline's outputs are usable), as the baseline's note: the first such output is
+/// enough to say the check is weakened. Empty when there is none.
+template <class B>
+[[nodiscard]] std::string reference_note(const std::vector<typename B::output_type>& reference,
+                                         std::size_t total_samples) {
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    std::string warning = output_checker<B>::reference_warning(reference[i]);
+    if (!warning.empty()) return at_sample(i, total_samples, std::move(warning));
+  }
+  return {};
+}
+
+/// What the baseline's row and the report say of a reference pass that checks only the first
+/// `checked` of `total` samples (within half of `budget_ms`), or whose outputs the check cannot
+/// fully use; each note is a warning too.
+template <class B>
+void note_reference_pass(CandidateReport& baseline, std::optional<std::size_t>& checked_samples,
+                         const std::vector<typename B::output_type>& outputs, std::size_t checked,
+                         std::size_t total, double budget_ms, const Logger& log) {
+  if (checked < total) {
+    checked_samples = checked;
+    baseline.note = bounded_pass_note(checked, total, budget_ms);
+    log.warn(1, baseline.note);
+  }
+  if (const std::string weakened = reference_note<B>(outputs, total); !weakened.empty()) {
+    baseline.note =
+        baseline.note.empty() ? weakened : fmt::format("{}; {}", baseline.note, weakened);
+    log.warn(2, weakened);
+  }
+}
+
+/// A candidate's verdict over its samples: the precision of the last sample, and, per output, its
+/// worst accuracy over all of them. `sample` is the verdict of one more sample (its pass/fail is
+/// the caller's: the first failure ends the check).
+inline void merge_accuracy(OutputCheck& merged, OutputCheck sample) {
+  merged.precision = std::move(sample.precision);
+  merged.reduced_precision = sample.reduced_precision;
+  for (OutputAccuracy& output : sample.accuracy) {
+    const auto same =
+        std::find_if(merged.accuracy.begin(), merged.accuracy.end(),
+                     [&](const OutputAccuracy& known) { return known.output == output.output; });
+    if (same == merged.accuracy.end()) {
+      merged.accuracy.push_back(std::move(output));
+    } else {
+      same->worst_error_ratio = std::max(same->worst_error_ratio, output.worst_error_ratio);
+    }
+  }
+}
+
+/// The baseline's reference pass: its outputs on the first `checked` samples go to `outputs`;
+/// `checked` shrinks as the pass goes when the rest would not fit half of `budget_ms`
+/// (samples_within_budget). `before_each()` runs before each call (a point to stop at); `at`
+/// follows the sample running, for a failure's reason (no_sample once the calls are done, when
+/// aitune::after_calls puts the process back).
+template <class B, class Timer, class BeforeEach>
+void run_reference_pass(B& baseline, std::span<const typename B::sample_type> samples,
+                        std::size_t& checked, std::vector<typename B::output_type>& outputs,
+                        Timer& timer, double budget_ms, std::size_t& at, BeforeEach before_each) {
+  const double start_ms = timer.now_ms();
+  for (at = 0; at < checked; ++at) {
+    before_each();
+    const double call_start_ms = timer.now_ms();
+    outputs.push_back(baseline.infer(samples[at]));
+    checked = samples_within_budget(checked, at + 1, timer.now_ms() - start_ms,
+                                    timer.now_ms() - call_start_ms, budget_ms);
+  }
+  at = no_sample;
+  after_calls<B>::run(baseline);
+}
+
+/// Every one of the first `checked` samples through `candidate`, each output compared with the
+/// reference (`reference` empty: there is none, and only the outputs themselves are checked).
+/// The verdict holds, per output, the worst accuracy over the samples, and the first failure's
+/// reason (the check ends there). `before_each` and `at` as for run_reference_pass.
+template <class B, class BeforeEach>
+[[nodiscard]] OutputCheck
+check_samples(B& candidate, std::span<const typename B::sample_type> samples, std::size_t checked,
+              const std::vector<typename B::output_type>& reference, std::size_t& at,
+              BeforeEach before_each) {
+  OutputCheck verdict;
+  for (at = 0; at < checked && verdict.passed; ++at) {
+    before_each();
+    const typename B::output_type actual = candidate.infer(samples[at]);
+    const auto* expected = reference.empty() ? nullptr : &reference[at];
+    OutputCheck sample = output_checker<B>::check(candidate, expected, actual);
+    if (!sample.passed) {
+      verdict.passed = false;
+      verdict.reason = at_sample(at, samples.size(), std::move(sample.reason));
+    }
+    merge_accuracy(verdict, std::move(sample));
+  }
+  at = no_sample;
+  after_calls<B>::run(candidate);
+  return verdict;
+}
+
+}  // namespace aitune::detail
