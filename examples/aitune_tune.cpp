@@ -3,6 +3,8 @@
 // aitune-tune: tunes a model file (a torch.export .pt2 archive or a TorchScript file) on random
 // batch-size-1 inputs and prints the report. Exit codes: 0 success, 2 usage error (with the usage
 // text), 1 any other failure, 128 + N when signal N (SIGINT, SIGTERM) stopped the tuning.
+#include <aitune/core/report/markdown.hpp>
+#include <aitune/core/report/svg.hpp>
 #include <aitune/torch.hpp>
 
 #include <ATen/Parallel.h>
@@ -239,7 +241,7 @@ struct Options {
   /// counts (lt::with_torch_threads).
   bool tune_threads = false;
   std::vector<std::filesystem::path> aoti_packages;
-  std::vector<std::string> precisions;  ///< empty: every precision of the candidates
+  std::vector<aitune::Precision> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
   std::optional<int> samples;
   bool stable = false;
@@ -535,7 +537,7 @@ Options parse_arguments(int argc, char** argv) {
       ->group(candidates_group);
   app.add_option(
          "--precision", precisions,
-         "only candidates computing in these precisions: fp32, bf16, fp16 (comma-separated; "
+         "only candidates computing in these precisions: fp32, bf16, fp16, fp64 (comma-separated; "
          "fp16 needs CUDA)")
       ->type_name("LIST")
       ->group(candidates_group);
@@ -699,9 +701,9 @@ Options parse_arguments(int argc, char** argv) {
   if (app.count("--precision") > 0) {
     try {
       const std::vector<std::string_view> names = aitune::comma_separated(precisions);
-      if (names.empty()) (void)aitune::lt::parse_precision("");  // refused like any unknown name
+      if (names.empty()) (void)aitune::parse_precision("");  // refused like any unknown name
       for (const std::string_view name : names)
-        options.precisions.push_back(aitune::lt::parse_precision(name));
+        options.precisions.push_back(aitune::parse_precision(name));
     } catch (const aitune::ConfigError& error) {
       throw UsageError{fmt::format("--precision: {}", error.what())};
     }
@@ -776,9 +778,8 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
     }
     if (runtime == "openvino" || runtime == "openvino_bf16") {
       candidates.emplace_back(
-          aitune::lt::OpenVino::from_archive(archive, runtime == "openvino"
-                                                          ? aitune::lt::OpenVino::Precision::f32
-                                                          : aitune::lt::OpenVino::Precision::bf16)
+          aitune::lt::OpenVino::from_archive(
+              archive, runtime == "openvino" ? aitune::Precision::fp32 : aitune::Precision::bf16)
               .set_threads(runtime_threads_of(name)));
       continue;
     }
@@ -1060,8 +1061,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   if (candidates.empty() && lt::aoti_baseline_of(model) == nullptr) {
     throw Error(fmt::format("'{}' holds no AOTInductor model to try against its baseline {}: "
                             "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
-                            options.model.string(),
-                            lt::AnyBackend::make_baseline(model).describe()));
+                            options.model.string(), lt::make_baseline(model).describe()));
   }
   if (options.tune_threads) {
     const std::vector<int> counts = lt::torch_thread_counts();
@@ -1075,16 +1075,19 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
     }
     candidates = lt::with_torch_threads(model, std::move(candidates), counts);
   }
+  const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
+  const std::vector<lt::Sample> samples = make_samples(options, inputs, device);
+  // The precision a candidate computes in, as the report will name it: a precision variant's
+  // own, else the model's (read off its inputs or weights).
+  const aitune::Precision native = lt::model_precision(model, samples.front());
   if (!options.precisions.empty()) {
     try {
-      candidates = lt::keep_precisions(std::move(candidates), options.precisions, device);
+      candidates = lt::keep_precisions(std::move(candidates), options.precisions, device, native);
     } catch (const ConfigError& error) {
       throw UsageError{fmt::format("--precision: {}", error.what())};
     }
   }
-  lt::apply_tolerances(candidates, options.tolerances);
-  const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
-  const std::vector<lt::Sample> samples = make_samples(options, inputs, device);
+  lt::apply_tolerances(candidates, options.tolerances, native);
   std::vector<std::string> shapes;
   for (const auto& input : inputs)
     shapes.push_back(input.describe());
@@ -1163,7 +1166,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   if (has_baseline && !cached) {
     std::string probed = "baseline";
     try {
-      lt::AnyBackend probe = lt::AnyBackend::make_baseline(model);
+      lt::AnyBackend probe = lt::make_baseline(model);
       probed = fmt::format("baseline {}", probe.describe());
       probe.build(model, samples);
     } catch (const std::exception& error) {
@@ -1185,7 +1188,7 @@ int run(const Options& options, Environment& environment, std::stop_token stop) 
   print_report("\n{}", render_table(report));
   const CandidateReport* selected = report.selected_candidate();
   const std::string baseline =
-      report.baseline ? report.baseline->backend : lt::AnyBackend::make_baseline(model).describe();
+      report.baseline ? report.baseline->backend : lt::make_baseline(model).describe();
   environment["baseline"] = baseline;
   // A machine busy with other work is named on the summary line too (the report's why has it).
   const std::optional<aitune::BusyMachine>& busy = report.measurement.busy;

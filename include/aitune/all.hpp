@@ -2,14 +2,18 @@
 #pragma once
 
 /// @file
-/// Every header of the torch-free core: the public face (aitune.hpp), the opt-in tuning cache
-/// and report renderers, and the engine. Still no LibTorch and no CUDA header.
+/// Every header of the torch-free core: the public face (aitune.hpp), the tuning cache, and the
+/// engine (core/detail/). Still no LibTorch and no CUDA header. Opt-in, outside this set, each
+/// with its own header: the report as markdown and as an SVG chart (core/report/markdown.hpp,
+/// core/report/svg.hpp) and the command line's value grammar (core/cli/option_text.hpp).
 
 #include "aitune/aitune.hpp"
+#include "aitune/core/backend.hpp"
 #include "aitune/core/cache/cached_tuning.hpp"
+#include "aitune/core/cache/reuse.hpp"
 #include "aitune/core/cache/settings_key.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
-#include "aitune/core/cli/option_text.hpp"
+#include "aitune/core/customization.hpp"
 #include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/decision/results.hpp"
 #include "aitune/core/detail/cache/hmac.hpp"
@@ -21,29 +25,39 @@
 #include "aitune/core/detail/measure/race.hpp"
 #include "aitune/core/detail/measure/sequential_schedule.hpp"
 #include "aitune/core/detail/report/rows.hpp"
+#include "aitune/core/detail/report/summary.hpp"
 #include "aitune/core/detail/stats/median_interval.hpp"
 #include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/detail/stats/trimmed_mean_interval.hpp"
 #include "aitune/core/detail/strategy/busy_machine.hpp"
+#include "aitune/core/detail/strategy/guarded_calls.hpp"
+#include "aitune/core/detail/strategy/progress_reporter.hpp"
+#include "aitune/core/detail/strategy/reference_pass.hpp"
+#include "aitune/core/detail/strategy/settle.hpp"
+#include "aitune/core/detail/strategy/tuning_values.hpp"
 #include "aitune/core/detail/text/base64.hpp"
 #include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/detail/text/zip_structure.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/core/io/atomic_file.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/core/report/json.hpp"
-#include "aitune/core/report/markdown.hpp"
 #include "aitune/core/report/report.hpp"
-#include "aitune/core/report/svg.hpp"
 #include "aitune/core/report/table.hpp"
 #include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/core/strategy/progress.hpp"
+#include "aitune/core/strategy/strategy_config.hpp"
+#include "aitune/core/strategy/tune_result.hpp"

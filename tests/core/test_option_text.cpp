@@ -62,11 +62,11 @@ TEST_CASE("A malformed input is refused with the reason", "[options]") {
 
 TEST_CASE("A tolerance is [PRECISION:]RTOL[,SCALE_ATOL]", "[options]") {
   const ToleranceText both = parse_tolerance_text("1e-3");
-  CHECK(both.precision.empty());
+  CHECK_FALSE(both.precision);
   CHECK(both.rtol == 1e-3);
   CHECK(both.scale_atol == 1e-3);
   const ToleranceText bf16 = parse_tolerance_text("bfloat16:0.05,1e-4");
-  CHECK(bf16.precision == "bf16");
+  CHECK(bf16.precision == Precision::bf16);
   CHECK(bf16.rtol == 0.05);
   CHECK(bf16.scale_atol == 1e-4);
   for (const std::string_view bad : {"", "-1", "1e7", "nan", "0.1,", "0.1,x", "fp8:0.1", ":0.1"}) {
@@ -76,10 +76,31 @@ TEST_CASE("A tolerance is [PRECISION:]RTOL[,SCALE_ATOL]", "[options]") {
 }
 
 TEST_CASE("Precision names and comma-separated lists", "[options]") {
-  CHECK(parse_precision("float16") == "fp16");
+  CHECK(parse_precision("float16") == Precision::fp16);
   CHECK_THROWS_WITH(parse_precision("fp8"),
-                    "unknown precision 'fp8': expected one of fp32, bf16, fp16");
+                    "unknown precision 'fp8': expected one of fp32, bf16, fp16, fp64");
   CHECK(comma_separated("a,b,c") == std::vector<std::string_view>{"a", "b", "c"});
   CHECK(comma_separated("a,,b,") == std::vector<std::string_view>{"a", "", "b"});
   CHECK(comma_separated("").empty());
+}
+
+TEST_CASE("A precision reads back from its one name table, and its aliases",
+          "[options][precision]") {
+  for (const Precision precision :
+       {Precision::fp64, Precision::fp32, Precision::fp16, Precision::bf16}) {
+    INFO(to_string(precision));
+    CHECK(parse_precision(to_string(precision)) == precision);
+    CHECK(parse_token<Precision>(to_string(precision)) == precision);
+  }
+  CHECK(parse_precision("float32") == Precision::fp32);
+  CHECK(parse_precision("bfloat16") == Precision::bf16);
+  CHECK(parse_precision("double") == Precision::fp64);
+  CHECK_FALSE(parse_token<Precision>("f32"));  // an alias is for people, not for records
+  for (const std::string_view unknown : {"", "f8", "int8", "FP32", "fp32 "}) {
+    INFO(unknown);
+    CHECK_THROWS_AS(parse_precision(unknown), ConfigError);
+  }
+  CHECK(is_lower(Precision::bf16, Precision::fp32));
+  CHECK(is_lower(Precision::fp32, Precision::fp64));
+  CHECK_FALSE(is_lower(Precision::fp32, Precision::fp32));
 }

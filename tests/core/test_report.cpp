@@ -167,13 +167,13 @@ TEST_CASE("Every checked candidate shows its precision and how close it came to 
   auto strategy = make_strategy(model, {FakeBackend(same), FakeBackend(bf16)});
   const auto result = strategy.tune(model, std::vector<double>{1.0, 2.0});
   const CandidateReport& half = *result.report.find("Half()");
-  CHECK(half.precision == "bf16");
+  CHECK(half.precision == Precision::bf16);
   CHECK(half.reduced_precision);
   REQUIRE(half.accuracy.size() == 1);
   CHECK(half.accuracy[0].output == "output");
   CHECK(half.accuracy[0].worst_error_ratio == Approx(0.5).epsilon(0.01));
   const CandidateReport& exact = *result.report.find("Same()");
-  CHECK(exact.precision == "fp64");
+  CHECK(exact.precision == Precision::fp64);
   CHECK_FALSE(exact.reduced_precision);
   CHECK(exact.accuracy.at(0).worst_error_ratio == 0.0);
 

@@ -2,6 +2,8 @@
 // The report as markdown and as an SVG chart; the chart is rendered by rsvg-convert (a real
 // renderer: it refuses malformed XML and SVG).
 #include "support/fake_backend.hpp"
+#include <aitune/core/report/markdown.hpp>
+#include <aitune/core/report/svg.hpp>
 
 #include <catch2/catch.hpp>
 #include <unistd.h>

@@ -1,6 +1,7 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The MinLatencyStrategy flow on fake backends and a virtual clock.
 #include "support/fake_backend.hpp"
+#include <aitune/core/report/markdown.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -992,12 +993,8 @@ TEST_CASE("is_better answers as the strategy decides between one candidate and t
   // below the minimum (1.5 %), a clear gain, a noisy gain whose intervals overlap, a tie and a
   // loss, under both decision rules.
   const std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs{
-      {{10.0}, {9.85}},
-      {{10.0}, {5.0}},
-      {{10.0, 10.4, 9.6, 10.2}, {9.3, 10.3, 9.0, 9.9}},
-      {{4.0}, {4.0}},
-      {{4.0}, {5.0}},
-      {{10.0, 11.0, 9.0}, {9.6, 9.7, 9.5}}};
+      {{10.0}, {9.85}}, {{10.0}, {5.0}}, {{10.0, 10.4, 9.6, 10.2}, {9.3, 10.3, 9.0, 9.9}},
+      {{4.0}, {4.0}},   {{4.0}, {5.0}},  {{10.0, 11.0, 9.0}, {9.6, 9.7, 9.5}}};
   for (const DecisionRule rule : {DecisionRule::confident_median, DecisionRule::aitune_mean}) {
     for (const auto& [baseline_ms, candidate_ms] : pairs) {
       INFO(to_string(rule) << ": baseline " << baseline_ms.front() << " ms, candidate "
@@ -1005,11 +1002,11 @@ TEST_CASE("is_better answers as the strategy decides between one candidate and t
       FakeModel model;
       model.baseline = FakeBehaviour{"TorchEager", baseline_ms};
       FakeBehaviour candidate{"Candidate", candidate_ms};
-      auto strategy = make_strategy(
-          model, {FakeBackend(candidate)},
-          StrategyConfig{}
-              .set_decision(DecisionConfig{}.set_rule(rule))
-              .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
+      auto strategy =
+          make_strategy(model, {FakeBackend(candidate)},
+                        StrategyConfig{}
+                            .set_decision(DecisionConfig{}.set_rule(rule))
+                            .set_profiling(ProfilingConfig{}.set_schedule(Schedule::sequential)));
       const auto result = strategy.tune(model, one_sample());
       REQUIRE(strategy.baseline_result());
       const CandidateReport& row = entry(result.report, "Candidate()");

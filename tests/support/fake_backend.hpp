@@ -112,7 +112,7 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
       }
     }
     const std::string& precision = candidate.behaviour_.precision;
-    verdict.precision = precision.empty() ? "fp64" : precision;
+    verdict.precision = precision.empty() ? Precision::fp64 : parse_precision(precision);
     verdict.reduced_precision = !precision.empty();
     return verdict;
   }

@@ -90,7 +90,7 @@ TEST_CASE("Every TorchScript variant matches eager within its tolerance", "[back
     INFO(check.reason);
   }
   CHECK(variants[4].describe() == "TorchScriptFrozen(dtype=bf16)");
-  CHECK(variants[4].output_policy().reduced_precision == torch::kBFloat16);
+  CHECK(variants[4].output_policy().reduced_precision == Precision::bf16);
   CHECK(variants[1].describe() == "TorchScriptFrozen()");
   CHECK(variants[3].key() == "torchscript:freeze,channels_last,:fp32");
   CHECK(variants[0].describe() == "TorchEager()");
@@ -154,7 +154,7 @@ TEST_CASE("AnyBackend copies unbuilt backends and exposes the wrapped one", "[ba
   CHECK(copy.thread_safe());
   CHECK(copy.target<ChannelsLast>() != nullptr);
   CHECK(copy.target<TorchEager>() == nullptr);
-  CHECK(AnyBackend::make_baseline(Model{}).describe() == "TorchEager()");
+  CHECK(make_baseline(Model{}).describe() == "TorchEager()");
   ScriptModuleBackend custom(ScriptRecipe{"Custom", true, false, false, std::nullopt});
   custom.set_tolerance(Tolerance{0.5, 0.5});
   CHECK(AnyBackend(custom).output_policy().tolerance.rtol == 0.5);
@@ -216,7 +216,7 @@ TEST_CASE("A reduced-precision winner serves outputs in the model's dtype unless
   tuned.set_output_dtype(OutputDtype::as_computed);
   CHECK(tuned.forward(samples[0]).toTensor().scalar_type() == c10::ScalarType::BFloat16);
   const CandidateReport& winner = *tuned.report().selected_candidate();
-  CHECK(winner.precision == "bf16");
+  CHECK(winner.precision == Precision::bf16);
   REQUIRE_FALSE(winner.accuracy.empty());
   CHECK(winner.accuracy[0].worst_error_ratio < 1.0);
 }
@@ -589,15 +589,15 @@ TEST_CASE("The native runtime runs where LibTorch has it (2.9 to 2.11) and says 
   model.archive->aoti_models = {AotiModelInfo{"aoti_default"}, AotiModelInfo{"aoti_freezing"}};
   const auto candidates = default_candidates(model);
   if (AOTInductor::available()) {
-    CHECK(AnyBackend::make_baseline(model).describe() == "AOTInductor(model.pt2:aoti_default)");
+    CHECK(make_baseline(model).describe() == "AOTInductor(model.pt2:aoti_default)");
     REQUIRE(candidates.size() == 1);
     CHECK(candidates[0].describe() == "AOTInductor(model.pt2:aoti_freezing)");
   } else {
-    CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+    CHECK(make_baseline(model).describe() == "NativeRuntime(model)");
     CHECK(candidates.size() == 2);
   }
   model.archive->aoti_models.clear();
-  CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+  CHECK(make_baseline(model).describe() == "NativeRuntime(model)");
 }
 
 #if AITUNE_TEST_EXPORTED
@@ -629,22 +629,21 @@ TEST_CASE("A .pt2 archive is read: its program and its AOTInductor models", "[ex
   REQUIRE(compiled.size() >= 2);  // and aoti_bf16 where the CPU has bf16 kernels
   CHECK(compiled[0].name == "aoti_default");
   CHECK(compiled[1].name == "aoti_freezing");
-  CHECK(compiled[1].precision == "fp32");
+  CHECK(compiled[1].precision == Precision::fp32);
   CHECK(compiled[1].inductor_configs.at("freezing") == "true");
   if (compiled.size() > 2) {
     CHECK(compiled[2].name == "aoti_bf16");
-    CHECK(compiled[2].precision == "bf16");
+    CHECK(compiled[2].precision == Precision::bf16);
   }
   // Its baseline is the native runtime, and its default candidates the compiled models; without
   // the native runtime the first compiled model is the baseline and the others the candidates.
   const auto candidates = default_candidates(model);
   if (NativeRuntime::available()) {
-    CHECK(AnyBackend::make_baseline(model).describe() == "NativeRuntime(model)");
+    CHECK(make_baseline(model).describe() == "NativeRuntime(model)");
     REQUIRE(candidates.size() == compiled.size());
     CHECK(candidates[1].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
   } else {
-    CHECK(AnyBackend::make_baseline(model).describe() ==
-          "AOTInductor(squeezenet1_1.pt2:aoti_default)");
+    CHECK(make_baseline(model).describe() == "AOTInductor(squeezenet1_1.pt2:aoti_default)");
     REQUIRE(candidates.size() == compiled.size() - 1);
     CHECK(candidates[0].describe() == "AOTInductor(squeezenet1_1.pt2:aoti_freezing)");
   }
@@ -661,7 +660,7 @@ TEST_CASE("A .pt2's baseline computes what TorchScript eager computes for the sa
   const Model exported = load_model(exported_squeezenet());
   const Model traced = load_model(models_dir() / "squeezenet1_1.pt");
   const auto samples = squeezenet_samples();
-  AnyBackend baseline = AnyBackend::make_baseline(exported);
+  AnyBackend baseline = make_baseline(exported);
   baseline.build(exported, samples);
   const c10::IValue expected = eager_output(traced.module, samples[0]);
   const OutputCheck check =
@@ -679,7 +678,7 @@ TEST_CASE("A .pt2 model tunes: its baseline, AOTInductor candidates checked and 
       tune(model, samples, {.config = quick_config().enable_performance_validation(false)});
   const TuneReport& report = tuned.report();
   REQUIRE(report.baseline);
-  CHECK(report.baseline->backend == AnyBackend::make_baseline(model).describe());
+  CHECK(report.baseline->backend == make_baseline(model).describe());
   CHECK(report.baseline->status == CandidateStatus::ok);
   CHECK(report.candidates.size() == default_candidates(model).size());
   // Every variant passes the value check: each computes what the baseline does (a packaging
@@ -691,7 +690,7 @@ TEST_CASE("A .pt2 model tunes: its baseline, AOTInductor candidates checked and 
   }
   // The tuned module answers as the baseline does, and refuses another shape with an
   // aitune::Error (a compiled model would read out of bounds), never a crash.
-  AnyBackend baseline = AnyBackend::make_baseline(model);
+  AnyBackend baseline = make_baseline(model);
   baseline.build(model, samples);
   const c10::IValue expected = baseline.infer(samples[0]);
   CHECK(output_checker<AnyBackend>::check(tuned.backend(), &expected, tuned.forward(samples[0]))

@@ -59,7 +59,7 @@ TEST_CASE("Shapes and dtypes must match the baseline's", "[compare]") {
   const at::Tensor expected = torch::randn({64});
   const at::Tensor bf16 = expected.to(torch::kBFloat16);
   CHECK_FALSE(compare(expected, bf16).passed);
-  const OutputPolicy reduced{Tolerance::for_dtype(torch::kBFloat16), torch::kBFloat16};
+  const OutputPolicy reduced{Tolerance::for_precision(Precision::bf16), Precision::bf16};
   CHECK(compare(expected, bf16, reduced).passed);
   CHECK_FALSE(compare(expected, (expected * 1.5).to(torch::kBFloat16), reduced).passed);
 }
@@ -189,48 +189,49 @@ TEST_CASE("The check reports each output's worst error as a share of the toleran
   CHECK(check.accuracy[0].worst_error_ratio == Approx(0.25).epsilon(0.01));
   CHECK(check.accuracy[1].worst_error_ratio == 0.0);  // integers: exact
   CHECK(check.accuracy[2].worst_error_ratio == 0.0);
-  CHECK(check.precision == "fp32");
+  CHECK(check.precision == Precision::fp32);
   CHECK_FALSE(check.reduced_precision);
   // A failing output is reported too, above 1.
   const OutputCheck failed = compare(ones, ones * 1.01);
   CHECK_FALSE(failed.passed);
   CHECK(failed.accuracy.at(0).worst_error_ratio > 1.0);
   // A bf16 variant says so.
-  OutputPolicy bf16{Tolerance::for_dtype(c10::ScalarType::BFloat16), c10::ScalarType::BFloat16};
+  OutputPolicy bf16{Tolerance::for_precision(Precision::bf16), Precision::bf16};
   const c10::IValue e(ones);
   const OutputCheck reduced = compare_outputs(&e, c10::IValue(ones.to(torch::kBFloat16)), bf16);
   CHECK(reduced.passed);
-  CHECK(reduced.precision == "bf16");
+  CHECK(reduced.precision == Precision::bf16);
   CHECK(reduced.reduced_precision);
 }
 
 TEST_CASE("Precisions and tolerances are chosen by the user, and bad values are refused",
           "[precision]") {
-  CHECK(parse_precision("bfloat16") == "bf16");
-  CHECK(parse_precision("fp32") == "fp32");
+  CHECK(parse_precision("bfloat16") == Precision::bf16);
+  CHECK(parse_precision("fp32") == Precision::fp32);
   CHECK_THROWS_WITH(parse_precision("fp8"),
-                    "unknown precision 'fp8': expected one of fp32, bf16, fp16");
+                    "unknown precision 'fp8': expected one of fp32, bf16, fp16, fp64");
 
-  const std::vector<AnyBackend> defaults = default_candidates(c10::Device(c10::kCPU));
-  const std::vector<std::string> only_bf16{"bf16"};
-  const auto kept = keep_precisions(defaults, only_bf16, c10::Device(c10::kCPU));
+  const c10::Device cpu(c10::kCPU);
+  const std::vector<AnyBackend> defaults = default_candidates(cpu);
+  const std::vector<Precision> only_bf16{Precision::bf16};
+  const auto kept = keep_precisions(defaults, only_bf16, cpu, Precision::fp32);
   REQUIRE(kept.size() == 1);
-  CHECK(declared_precision(kept[0]) == "bf16");
-  const std::vector<std::string> fp32{"fp32"};
-  CHECK(keep_precisions(defaults, fp32, c10::Device(c10::kCPU)).size() == defaults.size() - 1);
-  const std::vector<std::string> fp16{"fp16"};
-  CHECK_THROWS_WITH(keep_precisions(defaults, fp16, c10::Device(c10::kCPU)),
+  CHECK(candidate_precision(kept[0], Precision::fp32) == Precision::bf16);
+  const std::vector<Precision> fp32{Precision::fp32};
+  CHECK(keep_precisions(defaults, fp32, cpu, Precision::fp32).size() == defaults.size() - 1);
+  const std::vector<Precision> fp16{Precision::fp16};
+  CHECK_THROWS_WITH(keep_precisions(defaults, fp16, cpu, Precision::fp32),
                     Catch::Contains("fp16 needs a CUDA device"));
-  CHECK_THROWS_WITH(keep_precisions({TorchScriptFrozen()}, only_bf16, c10::Device(c10::kCPU)),
+  CHECK_THROWS_WITH(keep_precisions({TorchScriptFrozen()}, only_bf16, cpu, Precision::fp32),
                     "no candidate computes in bf16");
-  CHECK_THROWS_AS(keep_precisions(defaults, {}, c10::Device(c10::kCPU)), ConfigError);
+  CHECK_THROWS_AS(keep_precisions(defaults, {}, cpu, Precision::fp32), ConfigError);
 
   const ToleranceOverride all = parse_tolerance("1e-3");
-  CHECK(all.precision.empty());
+  CHECK_FALSE(all.precision);
   CHECK(all.tolerance.rtol == 1e-3);
   CHECK(all.tolerance.scale_atol == 1e-3);
   const ToleranceOverride bf16 = parse_tolerance("bfloat16:0.05,0.01");
-  CHECK(bf16.precision == "bf16");
+  CHECK(bf16.precision == Precision::bf16);
   CHECK(bf16.tolerance.rtol == 0.05);
   CHECK(bf16.tolerance.scale_atol == 0.01);
   for (const char* bad : {"", "x", "-1", "bf16:", "fp8:0.1", "0.1,", "0.1,nan", "1e9", "0.1x"}) {
@@ -241,12 +242,51 @@ TEST_CASE("Precisions and tolerances are chosen by the user, and bad values are 
   // A precision's own override wins over one for all, whatever the order.
   std::vector<AnyBackend> candidates = defaults;
   const std::vector<ToleranceOverride> overrides{bf16, all};
-  apply_tolerances(candidates, overrides);
+  apply_tolerances(candidates, overrides, Precision::fp32);
   for (const AnyBackend& candidate : candidates) {
     INFO(candidate.describe());
     const double rtol = candidate.output_policy().tolerance.rtol;
-    CHECK(rtol == (declared_precision(candidate) == "bf16" ? 0.05 : 1e-3));
+    CHECK(rtol ==
+          (candidate_precision(candidate, Precision::fp32) == Precision::bf16 ? 0.05 : 1e-3));
   }
+}
+
+TEST_CASE("A precision converts to LibTorch's dtype and back, and names it the same way",
+          "[precision]") {
+  for (const Precision precision :
+       {Precision::fp64, Precision::fp32, Precision::fp16, Precision::bf16}) {
+    INFO(to_string(precision));
+    CHECK(precision_of(to_scalar_type(precision)) == precision);
+    CHECK(short_dtype_name(to_scalar_type(precision)) == to_string(precision));
+  }
+  CHECK_FALSE(precision_of(c10::ScalarType::Long));
+  CHECK(short_dtype_name(c10::ScalarType::Long) == "Long");
+}
+
+TEST_CASE("An fp64 model's candidates are fp64 both when chosen by precision and in the report",
+          "[precision]") {
+  // Declared (before tuning, read off the model) and observed (the report, read off the
+  // baseline's outputs) precision are one function: they agreed on fp32 models only before.
+  Model model{make_conv_net()};
+  model.module.to(c10::ScalarType::Double);
+  const std::vector<Sample> samples{{torch::randn({1, 3, 16, 16}, torch::kDouble)}};
+  const Precision native = model_precision(model, samples.front());
+  CHECK(native == Precision::fp64);
+  std::vector<AnyBackend> candidates{TorchScriptFrozen(), TorchScriptFrozen(torch::kBFloat16)};
+  const std::vector<Precision> fp64{Precision::fp64};
+  const std::vector<AnyBackend> kept = keep_precisions(candidates, fp64, model.device, native);
+  REQUIRE(kept.size() == 1);
+  const TunedModule tuned =
+      tune(model, samples,
+           {.candidates = kept,
+            .config = StrategyConfig{}
+                          .set_sink(null_sink())
+                          .set_profiling(ProfilingConfig{}.set_time_budget_ms(500.0))});
+  const CandidateReport& row = tuned.report().candidates.at(0);
+  CHECK(row.precision == Precision::fp64);
+  CHECK(row.precision == candidate_precision(kept[0], native));
+  // An integer-input model reads its weights' precision instead.
+  CHECK(model_precision(Model{make_conv_net()}, Sample{torch::arange(3)}) == Precision::fp32);
 }
 
 TEST_CASE("Default tolerances follow the compute precision; bad values are rejected", "[compare]") {

@@ -100,12 +100,12 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
   CHECK(default_runtime_threads(1) == std::vector<int>{0});
   CHECK(default_runtime_threads(2) == std::vector<int>{1, 0});
   CHECK(default_runtime_threads(64) == std::vector<int>{1, 0});
-  std::vector<std::string> expected{"OnnxRuntime(model.pt2", "OpenVino(model.pt2, f32",
+  std::vector<std::string> expected{"OnnxRuntime(model.pt2", "OpenVino(model.pt2, fp32",
                                     "OpenVino(model.pt2, bf16"};
   if (!bf16) expected.pop_back();
   CHECK(names_of(default_candidates(model, {0})) == expected);
   expected = {"OnnxRuntime(model.pt2, 1 thread",    "OnnxRuntime(model.pt2",
-              "OpenVino(model.pt2, f32, 1 thread",  "OpenVino(model.pt2, f32",
+              "OpenVino(model.pt2, fp32, 1 thread", "OpenVino(model.pt2, fp32",
               "OpenVino(model.pt2, bf16, 1 thread", "OpenVino(model.pt2, bf16"};
   if (!bf16) expected.resize(4);
   const bool several_threads = std::thread::hardware_concurrency() > 1;
@@ -115,7 +115,7 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
   CHECK(names_of(default_candidates(model, {1, 0})) == expected);
   // A sweep: each at every count.
   expected = {"OnnxRuntime(model.pt2, 1 thread",    "OnnxRuntime(model.pt2, 2 threads",
-              "OpenVino(model.pt2, f32, 1 thread",  "OpenVino(model.pt2, f32, 2 threads",
+              "OpenVino(model.pt2, fp32, 1 thread", "OpenVino(model.pt2, fp32, 2 threads",
               "OpenVino(model.pt2, bf16, 1 thread", "OpenVino(model.pt2, bf16, 2 threads"};
   if (!bf16) expected.resize(4);
   CHECK(names_of(default_candidates(model, runtime_thread_counts(2))) == expected);
@@ -193,11 +193,11 @@ TEST_CASE("ONNX Runtime and OpenVINO run the converted dict-output model and ret
     if (runtime_ready(openvino_missing())) {
       check(OpenVino::from_archive(archive));
       CHECK_THAT(OpenVino::from_archive(archive).describe(),
-                 Catch::Contains("f32, OV " + OpenVino::version()));
+                 Catch::Contains("fp32, OV " + OpenVino::version()));
       check(OpenVino::from_archive(archive).set_threads(1));
-      AnyBackend bf16(OpenVino::from_archive(archive, OpenVino::Precision::bf16));
+      AnyBackend bf16(OpenVino::from_archive(archive, Precision::bf16));
       if (OpenVino::cpu_has_bf16()) {
-        CHECK(bf16.output_policy().reduced_precision == c10::ScalarType::BFloat16);
+        CHECK(bf16.output_policy().reduced_precision == Precision::bf16);
         check(bf16);
       } else {
         CHECK_THROWS_WITH(bf16.build(model.model, model.samples), Catch::Contains("no bf16"));

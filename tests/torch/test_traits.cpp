@@ -1,9 +1,12 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The LibTorch family's customisation points do not depend on which headers a translation unit
 // includes. This file includes only what a server that holds a TunedModule and runs the
-// strategy includes (not measure/device_timer.hpp, nor aitune/torch.hpp): it must get the same
-// timer, checker and codec as every other translation unit.
+// strategy includes, with the backends it names (not measure/device_timer.hpp, nor
+// aitune/torch.hpp): it must get the same timer, checker and codec as every other translation
+// unit.
 #include "aitune/core/strategy/min_latency_strategy.hpp"
+#include "aitune/torch/backends/native_runtime.hpp"
+#include "aitune/torch/backends/torchscript.hpp"
 #include "aitune/torch/serve/tuned_module.hpp"
 
 #ifdef CHECK

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <span>
 #include <string>
@@ -98,6 +99,29 @@ TEST_CASE("A model loaded from a file is keyed by the file's content", "[cache][
   CHECK(model_digest(loaded) == sha256_file(file));
   std::filesystem::remove(file);
 }
+
+#if AITUNE_WITH_CUDA
+TEST_CASE("A wrapper's key covers the files its inner backend loads: CudaGraph(AOTInductor)",
+          "[cache][key]") {
+  // A rebuilt package at the same path must miss: every wrapper forwards loaded_files
+  // (WrapperBackend), so the key digests the package whichever wrapper holds it.
+  const auto package = temporary("package.pt2");
+  const auto write = [&](std::string_view content) {
+    std::ofstream(package, std::ios::binary) << content;
+  };
+  const auto key = [&] {
+    return tuning_key(conv_model(), one_image(16),
+                      {AnyBackend(CudaGraph(AOTInductor(package, "model")))}, quick());
+  };
+  write("the first compilation");
+  const nlohmann::json first = key();
+  REQUIRE(first["candidates"][0]["files_sha256"].size() == 1);
+  CHECK(first["candidates"][0]["files_sha256"][0] == sha256_file(package));
+  write("the package compiled again");
+  CHECK(key()["candidates"] != first["candidates"]);
+  std::filesystem::remove(package);
+}
+#endif
 
 TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without measuring",
           "[cache][tune]") {

@@ -22,6 +22,7 @@
 /// Specialise the traits for a backend type you do not own.
 
 #include "aitune/core/measure/timer.hpp"
+#include "aitune/core/precision.hpp"
 
 #include <concepts>
 #include <exception>
@@ -46,8 +47,8 @@ struct OutputCheck {
   std::string reason{};
   /// Per compared output, how close it came to failing (empty when the checker does not say).
   std::vector<OutputAccuracy> accuracy{};
-  /// The precision the candidate computes in (`fp32`, `bf16`, ...); empty when unknown.
-  std::string precision{};
+  /// The precision the candidate computes in; none when unknown.
+  std::optional<Precision> precision{};
   /// It computes in a lower precision than the reference.
   bool reduced_precision = false;
 

@@ -14,9 +14,11 @@
 /// (measure/device_memory.hpp);
 /// - default_timer: DeviceTimer, CUDA events on a GPU (measure/device_timer.hpp).
 ///
-/// The baseline (baseline_traits) is each type's own `make_baseline`: AnyBackend's picks the
-/// native runtime for a `.pt2` and TorchEager for TorchScript, and it needs the backend types,
-/// which need this header.
+/// The baseline (baseline_traits) is each type's own `make_baseline`; AnyBackend's is in
+/// tune/baseline.hpp, which picks the native runtime for a `.pt2` and TorchEager for TorchScript.
+///
+/// Beside them, the LibTorch family's own properties a backend may declare: `torch_thread_use()`
+/// (how its calls use LibTorch's intra-op threads, TorchThreadUse).
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
@@ -50,6 +52,25 @@ concept DeclaresTorchTypes =
 /// A Backend over the LibTorch model, sample and output types.
 template <class B>
 concept TorchBackend = DeclaresTorchTypes<B> && Backend<B>;
+
+/// How a backend's calls use LibTorch's intra-op threads: what with_torch_threads asks of a
+/// candidate before it adds the same one at another count. A backend declares it with a member
+/// `torch_thread_use()`; without one, it runs on them at the process's count.
+enum class TorchThreadUse {
+  process_count,  ///< on LibTorch's threads at the process's count (LibTorch's own backends)
+  own_count,      ///< on LibTorch's threads at a count of its own (TorchThreads)
+  none,           ///< not at all: a runtime with threads of its own (ONNX Runtime, OpenVINO)
+};
+
+/// A backend's use of LibTorch's threads: its own `torch_thread_use()`, or the process's count.
+template <class B>
+[[nodiscard]] TorchThreadUse torch_thread_use_of(const B& backend) {
+  if constexpr (requires { backend.torch_thread_use(); }) {
+    return backend.torch_thread_use();
+  } else {
+    return TorchThreadUse::process_count;
+  }
+}
 
 /// A backend's output policy: its own `output_policy()`, or float32 tolerances.
 template <class B>

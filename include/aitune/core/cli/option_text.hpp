@@ -9,6 +9,7 @@
 /// into dtypes (torch/model/input_spec.hpp, torch/tune/candidate_precision.hpp).
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/precision.hpp"
 
 #include <fmt/format.h>
 
@@ -120,18 +121,9 @@ template <typename Number>
   return input;
 }
 
-/// `fp32`, `bf16` or `fp16` (also `float32`, `bfloat16`, `float16`). Throws ConfigError naming
-/// the allowed values otherwise.
-[[nodiscard]] inline std::string parse_precision(std::string_view text) {
-  if (text == "fp32" || text == "float32") return "fp32";
-  if (text == "bf16" || text == "bfloat16") return "bf16";
-  if (text == "fp16" || text == "float16") return "fp16";
-  throw ConfigError(fmt::format("unknown precision '{}': expected one of fp32, bf16, fp16", text));
-}
-
 /// A tolerance as written: `[PRECISION:]RTOL[,SCALE_ATOL]`.
 struct ToleranceText {
-  std::string precision;  ///< empty: every precision; else a name parse_precision returned
+  std::optional<Precision> precision{};  ///< none: every precision
   double rtol = 0.0;
   double scale_atol = 0.0;
 };

@@ -91,8 +91,8 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
   }
   json["calls"] = candidate.calls;
   json["note"] = candidate.note;
-  json["precision"] =
-      candidate.precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(candidate.precision);
+  json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
+                                          : nlohmann::json(nullptr);
   json["reduced_precision"] = candidate.reduced_precision;
   json["accuracy"] = nullptr;
   if (!candidate.accuracy.empty()) {
@@ -211,7 +211,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   }
   row.calls = json.at("calls").get<std::size_t>();
   row.note = json.at("note").get<std::string>();
-  if (!json.at("precision").is_null()) row.precision = json.at("precision").get<std::string>();
+  if (!json.at("precision").is_null()) {
+    row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
+  }
   row.reduced_precision = json.at("reduced_precision").get<bool>();
   if (json.at("accuracy").is_array()) {
     for (const nlohmann::json& output : json.at("accuracy")) {

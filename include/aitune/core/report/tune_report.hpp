@@ -12,6 +12,7 @@
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/stats/ratio.hpp"
 
@@ -87,8 +88,8 @@ struct CandidateReport {
   std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
   std::size_t calls = 0;                     ///< calls made to measure it
   std::string note{};                        ///< e.g. why it left the race early
-  /// The precision it computes in, as its correctness check said (empty when not checked).
-  std::string precision{};
+  /// The precision it computes in, as its correctness check said (none when not checked).
+  std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's
   /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
   /// when it was not checked against the baseline).

@@ -7,9 +7,6 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
-#include "aitune/torch/backends/aot_inductor.hpp"
-#include "aitune/torch/backends/native_runtime.hpp"
-#include "aitune/torch/backends/torchscript.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/model/model.hpp"
@@ -29,18 +26,6 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-/// The AOTInductor model of `model`'s archive that is its baseline: the first one, where LibTorch
-/// has no native runtime to run the ExportedProgram (AITUNE_TORCH_HAS_NATIVE_RUNTIME: the wheels
-/// from 2.12 on). Null for a TorchScript model, an archive without one, where the native runtime
-/// is the baseline, or where LibTorch runs no AOTInductor model either (before 2.6).
-[[nodiscard]] inline const AotiModelInfo* aoti_baseline_of(const Model& model) {
-  if (NativeRuntime::available() || !AOTInductor::available() || !model.is_exported()) {
-    return nullptr;
-  }
-  const auto& compiled = model.archive->aoti_models;
-  return compiled.empty() ? nullptr : &compiled.front();
-}
-
 class AnyBackend {
  public:
   using model_type = Model;
@@ -49,9 +34,10 @@ class AnyBackend {
 
   /// Wraps any LibTorch backend. Optional members it may have: `output_policy()` (default:
   /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls),
-  /// `after_calls()` (aitune::after_calls; default: nothing) and `shape_specialised()` (default:
+  /// `after_calls()` (aitune::after_calls; default: nothing), `shape_specialised()` (default:
   /// false; true for a backend made for the samples' shapes only, which makes a tuning's
-  /// TunedModule hold every input to those shapes).
+  /// TunedModule hold every input to those shapes), `torch_thread_use()` (default: LibTorch's
+  /// threads at the process's count) and `loaded_files()` (default: none).
   ///
   /// The constraint asks only for the three LibTorch types; the rest of TorchBackend is checked
   /// in the body. So a wrapper whose constructor takes an AnyBackend compiles (checking whether
@@ -82,19 +68,6 @@ class AnyBackend {
   AnyBackend& operator=(AnyBackend&&) noexcept = default;
   ~AnyBackend() = default;
 
-  /// The baseline: the model run as PyTorch runs it eagerly. TorchEager for a TorchScript
-  /// model; the native runtime, which interprets the exported graph op by op, for a `.pt2`.
-  /// Where LibTorch has no native runtime (from 2.12 on), a `.pt2`'s baseline is its first
-  /// AOTInductor model (aoti_baseline_of): the candidates are then checked against that
-  /// compilation, not against eager PyTorch.
-  [[nodiscard]] static AnyBackend make_baseline(const Model& model) {
-    if (const AotiModelInfo* compiled = aoti_baseline_of(model)) {
-      return AnyBackend(AOTInductor::from_archive(*model.archive, *compiled));
-    }
-    if (model.is_exported()) return AnyBackend(NativeRuntime());
-    return AnyBackend(TorchEager());
-  }
-
   void build(const Model& model, std::span<const Sample> samples) { impl_->build(model, samples); }
   c10::IValue infer(const Sample& sample) { return impl_->infer(sample); }
   void activate() { impl_->activate(); }
@@ -118,6 +91,8 @@ class AnyBackend {
   }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return impl_->shape_specialised(); }
+  /// How the wrapped backend's calls use LibTorch's threads (torch_thread_use_of).
+  [[nodiscard]] TorchThreadUse torch_thread_use() const { return impl_->torch_thread_use(); }
   /// The files the backend loads at build (an AOTInductor package), for the tuning cache's key:
   /// `loaded_files()` of the wrapped backend when it has one, else none.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
@@ -150,6 +125,7 @@ class AnyBackend {
     virtual OutputPolicy output_policy() const = 0;
     virtual bool thread_safe() const = 0;
     virtual bool shape_specialised() const = 0;
+    virtual TorchThreadUse torch_thread_use() const = 0;
     virtual std::vector<std::filesystem::path> loaded_files() const = 0;
   };
 
@@ -189,6 +165,7 @@ class AnyBackend {
         return false;
       }
     }
+    TorchThreadUse torch_thread_use() const override { return torch_thread_use_of(backend); }
     std::vector<std::filesystem::path> loaded_files() const override {
       if constexpr (requires { backend.loaded_files(); }) {
         return backend.loaded_files();
@@ -209,3 +186,9 @@ static_assert(reference_codec<AnyBackend>::available);
 
 }  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt
+
+/// AnyBackend's baseline: declared here, defined in aitune/torch/tune/baseline.hpp, which picks it
+/// from the model (TorchEager, the native runtime or an AOTInductor model). A tuning that does not
+/// include that header fails to compile (an incomplete type) rather than run without a baseline.
+template <>
+struct aitune::baseline_traits<aitune::lt::AnyBackend>;

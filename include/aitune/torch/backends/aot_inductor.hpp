@@ -93,17 +93,19 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
-  /// The compilation `model_name` in the archive `package`, computing in `precision` (fp32,
-  /// bf16 or fp16: it sets the tolerance of the correctness check).
+  /// The compilation `model_name` in the archive `package`, computing in `precision` (it sets
+  /// the tolerance of the correctness check).
   explicit AOTInductor(std::filesystem::path package, std::string model_name = "model",
-                       std::string precision = "fp32")
-      : package_(std::move(package)), model_name_(std::move(model_name)),
-        precision_(std::move(precision)) {}
+                       Precision precision = Precision::fp32)
+      : package_(std::move(package)), model_name_(std::move(model_name)), precision_(precision) {}
 
-  /// A compilation listed in a model's own `.pt2` archive.
+  /// A compilation listed in a model's own `.pt2` archive. When the archive's record of it
+  /// cannot be read (AotiModelInfo::unusable), its build fails with that cause.
   [[nodiscard]] static AOTInductor from_archive(const Pt2Archive& archive,
                                                 const AotiModelInfo& info) {
-    return AOTInductor(archive.path, info.name, info.precision);
+    AOTInductor compiled(archive.path, info.name, info.precision);
+    compiled.unusable_ = info.unusable;
+    return compiled;
   }
 
   /// Whether this build can run AOTInductor packages at all.
@@ -122,10 +124,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// Inductor fuses and reorders work like the other compiled variants; a reduced-precision
   /// compilation gets that precision's tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {
-    const auto dtype = parse_precision(precision_);
-    const auto tolerance = Tolerance::for_compute(dtype, device_);
-    OutputPolicy policy{tolerance};
-    if (dtype != c10::ScalarType::Float) policy.reduced_precision = dtype;
+    OutputPolicy policy{Tolerance::for_compute(to_scalar_type(precision_), device_)};
+    if (precision_ != Precision::fp32) policy.reduced_precision = precision_;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
@@ -154,13 +154,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
  private:
   friend class BackendLifecycle<AOTInductor>;
 
-  static c10::ScalarType parse_precision(const std::string& precision) {
-    if (precision == "bf16") return c10::ScalarType::BFloat16;
-    if (precision == "fp16") return c10::ScalarType::Half;
-    return c10::ScalarType::Float;
-  }
-
   void do_build(const Model& model, std::span<const Sample> samples) {
+    if (!unusable_.empty()) throw Error(unusable_);
 #if AITUNE_HAS_AOTI
     std::error_code error;
     if (!std::filesystem::is_regular_file(package_, error)) {
@@ -376,7 +371,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 
   std::filesystem::path package_;
   std::string model_name_;
-  std::string precision_;
+  Precision precision_;
+  std::string unusable_{};  ///< why the archive's record of it cannot be used
   c10::Device device_ = c10::Device(c10::kCPU);
   std::vector<Signature> shapes_{};  ///< of the samples it was built with
   std::size_t runners_ = default_runners();

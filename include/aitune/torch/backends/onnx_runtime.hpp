@@ -267,6 +267,10 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   [[nodiscard]] static constexpr bool thread_safe() noexcept {
     return true;
   }
+  /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
+  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
+    return TorchThreadUse::none;
+  }
   /// Exported for the example inputs' shapes (tools/export_model.py exports none dynamic).
   [[nodiscard]] static constexpr bool shape_specialised() noexcept {
     return true;

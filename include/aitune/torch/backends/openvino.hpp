@@ -97,17 +97,20 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
-  /// What the CPU computes in (OpenVINO's inference-precision hint).
-  enum class Precision { f32, bf16 };
-
   /// The OpenVINO IR of the archive `package` (empty: the tuned model's own), computed in
-  /// `precision`, with OpenVINO's latency hint and its own thread count.
-  explicit OpenVino(std::filesystem::path package = {}, Precision precision = Precision::f32)
-      : package_(std::move(package)), precision_(precision) {}
+  /// `precision` (OpenVINO's inference-precision hint: fp32, or bf16 where the CPU has it), with
+  /// OpenVINO's latency hint and its own thread count. ConfigError for another precision.
+  explicit OpenVino(std::filesystem::path package = {}, Precision precision = Precision::fp32)
+      : package_(std::move(package)), precision_(precision) {
+    if (precision != Precision::fp32 && precision != Precision::bf16) {
+      throw ConfigError(
+          fmt::format("OpenVino computes in fp32 or bf16 here, not {}", to_string(precision)));
+    }
+  }
 
   /// The IR a model's own `.pt2` archive holds.
   [[nodiscard]] static OpenVino from_archive(const Pt2Archive& archive,
-                                             Precision precision = Precision::f32) {
+                                             Precision precision = Precision::fp32) {
     return OpenVino(archive.path, precision);
   }
 
@@ -151,12 +154,12 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   [[nodiscard]] std::string describe() const {
     const std::string loaded = version();
     return fmt::format(
-        "OpenVino({}, {}{}{})", package_.filename().string(), precision_name(),
+        "OpenVino({}, {}{}{})", package_.filename().string(), to_string(precision_),
         threads_ > 0 ? fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s") : "",
         loaded.empty() ? "" : ", OV " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("openvino:{}:{}:{}:{}", package_.string(), precision_name(), threads_,
+    return fmt::format("openvino:{}:{}:{}:{}", package_.string(), to_string(precision_), threads_,
                        version());
   }
   /// The archive it loads the model from: the tuning cache's key covers its content.
@@ -166,15 +169,17 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   }
   /// A compiled graph's tolerance; bf16's where it computes in bf16.
   [[nodiscard]] OutputPolicy output_policy() const {
-    const auto dtype =
-        precision_ == Precision::bf16 ? c10::ScalarType::BFloat16 : c10::ScalarType::Float;
-    OutputPolicy policy{Tolerance::for_compute(dtype, c10::Device(c10::kCPU))};
-    if (precision_ == Precision::bf16) policy.reduced_precision = dtype;
+    OutputPolicy policy{Tolerance::for_precision(precision_)};
+    if (precision_ != Precision::fp32) policy.reduced_precision = precision_;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
   [[nodiscard]] static constexpr bool thread_safe() noexcept {
     return false;
+  }
+  /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
+  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
+    return TorchThreadUse::none;
   }
   /// Converted for the example inputs' shapes.
   [[nodiscard]] static constexpr bool shape_specialised() noexcept {
@@ -186,10 +191,6 @@ class OpenVino : public BackendLifecycle<OpenVino> {
 
   /// In the errors of a call (not describe(): that formats a string, and calls must not).
   static constexpr const char* runtime_name = "OpenVINO";
-
-  [[nodiscard]] const char* precision_name() const noexcept {
-    return precision_ == Precision::bf16 ? "bf16" : "f32";
-  }
 
   void do_build(const Model& model, std::span<const Sample> /*samples*/) {
     if (model.archive && !package_.empty() && model.archive->path != package_) {
@@ -300,7 +301,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   }
 
   std::filesystem::path package_{};
-  Precision precision_ = Precision::f32;
+  Precision precision_ = Precision::fp32;
   int threads_ = 0;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)

@@ -97,7 +97,8 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   [[nodiscard]] OutputPolicy output_policy() const {
     const auto dtype = recipe_.dtype.value_or(c10::ScalarType::Float);
     const c10::Device device = model_ ? model_->device : c10::Device(c10::kCPU);
-    return OutputPolicy{tolerance_.value_or(Tolerance::for_compute(dtype, device)), recipe_.dtype};
+    return OutputPolicy{tolerance_.value_or(Tolerance::for_compute(dtype, device)),
+                        recipe_.dtype ? precision_of(*recipe_.dtype) : std::nullopt};
   }
 
   /// TorchScript methods may be called from several threads at once.

@@ -8,6 +8,7 @@
 /// tolerance. A failure names the place and the worst element.
 
 #include "aitune/core/customization.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,7 +107,8 @@ class OutputComparer {
     }
     const auto e_type = expected.scalar_type();
     const auto a_type = actual.scalar_type();
-    const bool upcast_allowed = policy_.reduced_precision && a_type == *policy_.reduced_precision &&
+    const bool upcast_allowed = policy_.reduced_precision &&
+                                a_type == to_scalar_type(*policy_.reduced_precision) &&
                                 at::isFloatingType(e_type);
     if (e_type != a_type && !upcast_allowed) {
       return OutputCheck::failed(fmt::format("{}: dtype {} differs from the baseline's {}", path,
@@ -195,21 +198,6 @@ class OutputComparer {
   mutable std::vector<OutputAccuracy> accuracy_;
 };
 
-/// The precision outputs are computed in: the policy's reduced precision, else the dtype of the
-/// first floating tensor of the reference; empty when there is none.
-inline std::string observed_precision(const OutputPolicy& policy, const c10::IValue* reference) {
-  if (policy.reduced_precision) return short_dtype_name(*policy.reduced_precision);
-  if (reference == nullptr) return {};
-  std::string found;
-  (void)walk_leaves("output", *reference, [&](const std::string&, const c10::IValue& leaf) {
-    if (found.empty() && leaf.isTensor() && leaf.toTensor().is_floating_point()) {
-      found = short_dtype_name(leaf.toTensor().scalar_type());
-    }
-    return OutputCheck::ok();
-  });
-  return found;
-}
-
 /// Without a reference, only NaN and Inf can be caught.
 inline OutputCheck check_finite(const std::string& path, const c10::IValue& value) {
   return walk_leaves(path, value, [](const std::string& at, const c10::IValue& leaf) {
@@ -224,6 +212,28 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
 }
 
 }  // namespace detail
+
+/// The precision of the first floating tensor in `value` (a sample's inputs, a model's outputs):
+/// what the model computes in natively. None when it holds no floating tensor.
+[[nodiscard]] inline std::optional<Precision> native_precision(const c10::IValue& value) {
+  std::optional<Precision> found;
+  (void)walk_leaves("value", value, [&](const std::string&, const c10::IValue& leaf) {
+    if (!found && leaf.isTensor() && leaf.toTensor().is_floating_point()) {
+      found = precision_of(leaf.toTensor().scalar_type());
+    }
+    return OutputCheck::ok();
+  });
+  return found;
+}
+
+/// The precision a backend with `policy` computes in, for a model that computes in `native`: its
+/// reduced precision when it is a precision variant, else the model's own. The one answer both
+/// for the report (`native` read off the baseline's outputs) and for choosing candidates by
+/// precision before a tuning (read off the model: candidate_precision.hpp).
+[[nodiscard]] inline std::optional<Precision> computed_precision(const OutputPolicy& policy,
+                                                                 std::optional<Precision> native) {
+  return policy.reduced_precision ? policy.reduced_precision : native;
+}
 
 /// What the check cannot see in a baseline output: where it is NaN or infinite, a candidate can
 /// only match it, so an output that is all NaN checks nothing. Empty when every value is finite.
@@ -252,7 +262,8 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
                                     policy.unknown_structure);
     }
   }
-  verdict.precision = detail::observed_precision(policy, expected);
+  verdict.precision =
+      computed_precision(policy, expected ? native_precision(*expected) : std::nullopt);
   verdict.reduced_precision = policy.reduced_precision.has_value();
   return verdict;
 }

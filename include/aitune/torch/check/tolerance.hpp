@@ -16,7 +16,9 @@
 /// float16.
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/dtype_names.hpp"
 
 #include <ATen/Context.h>
 
@@ -39,6 +41,11 @@ struct Tolerance {
       case c10::ScalarType::BFloat16: return {6.25e-2, 6.25e-2};
       default: return {1e-4, 1e-4};
     }
+  }
+
+  /// The default for outputs computed in `precision`.
+  [[nodiscard]] static Tolerance for_precision(Precision precision) {
+    return for_dtype(to_scalar_type(precision));
   }
 
   /// The default for float32 work on `device`. On CUDA, LibTorch lets cuDNN (by default) and
@@ -81,9 +88,9 @@ struct Tolerance {
 /// What a backend tells the correctness check about its outputs.
 struct OutputPolicy {
   Tolerance tolerance{};
-  /// Set for a precision variant: its floating outputs may come back in this dtype and are
-  /// compared after upcasting.
-  std::optional<c10::ScalarType> reduced_precision{};
+  /// Set for a precision variant: it computes in this precision, its floating outputs may come
+  /// back in it, and they are compared after upcasting.
+  std::optional<Precision> reduced_precision{};
   /// Set when the backend cannot know the structure of its outputs (a compiled model whose
   /// package records none): why, for the reason of a failed check. Its outputs come back flat.
   std::string unknown_structure{};

@@ -6,10 +6,12 @@
 /// printing (`float32` for inputs, `bf16` for backend descriptions).
 
 #include "aitune/core/error.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,15 +61,33 @@ inline namespace AITUNE_LT_ABI {
   }
 }
 
-/// `fp32`, `fp16`, `bf16`, ... for descriptions and keys.
-[[nodiscard]] inline std::string short_dtype_name(c10::ScalarType dtype) {
+/// The precision a floating dtype computes in; none for any other dtype.
+[[nodiscard]] inline std::optional<Precision> precision_of(c10::ScalarType dtype) noexcept {
   switch (dtype) {
-    case c10::ScalarType::Float: return "fp32";
-    case c10::ScalarType::Half: return "fp16";
-    case c10::ScalarType::BFloat16: return "bf16";
-    case c10::ScalarType::Double: return "fp64";
-    default: return c10::toString(dtype);
+    case c10::ScalarType::Double: return Precision::fp64;
+    case c10::ScalarType::Float: return Precision::fp32;
+    case c10::ScalarType::Half: return Precision::fp16;
+    case c10::ScalarType::BFloat16: return Precision::bf16;
+    default: return std::nullopt;
   }
+}
+
+/// The dtype that computes in `precision`.
+[[nodiscard]] constexpr c10::ScalarType to_scalar_type(Precision precision) noexcept {
+  switch (precision) {
+    case Precision::fp64: return c10::ScalarType::Double;
+    case Precision::fp32: return c10::ScalarType::Float;
+    case Precision::fp16: return c10::ScalarType::Half;
+    case Precision::bf16: return c10::ScalarType::BFloat16;
+  }
+  return c10::ScalarType::Float;
+}
+
+/// `fp32`, `fp16`, `bf16`, ... for descriptions and keys: a floating dtype's precision name
+/// (core/precision.hpp), else LibTorch's name.
+[[nodiscard]] inline std::string short_dtype_name(c10::ScalarType dtype) {
+  if (const auto precision = precision_of(dtype)) return std::string(to_string(*precision));
+  return c10::toString(dtype);
 }
 
 }  // namespace AITUNE_LT_ABI

@@ -8,6 +8,7 @@
 
 #include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <caffe2/serialize/inline_container.h>
@@ -36,9 +37,12 @@ using Sample = std::vector<c10::IValue>;
 /// One AOTInductor compilation inside a `.pt2` archive, and what `tools/export_model.py`
 /// recorded about it (nothing, for archives made by other tools).
 struct AotiModelInfo {
-  std::string name;                ///< the model name inside the archive
-  std::string precision = "fp32";  ///< the compute precision: fp32, bf16 or fp16
+  std::string name;                                       ///< the model name inside the archive
+  Precision precision = Precision::fp32;                  ///< the precision it computes in
   std::map<std::string, std::string> inductor_configs{};  ///< as given to Inductor, as text
+  /// Why the archive's record of it cannot be used (a field of the wrong type or an unknown
+  /// precision): its candidate's build fails with this. Empty when it can.
+  std::string unusable{};
 };
 
 /// The model converted for another runtime (ONNX Runtime, OpenVINO) inside a `.pt2` archive, as
@@ -185,6 +189,45 @@ inline std::string recorded_shape(const nlohmann::json& input) {
   return text;
 }
 
+/// `value` as JSON text for a message: cut to `limit` characters (a record may be of any size).
+inline std::string json_excerpt(const nlohmann::json& value, std::size_t limit = 60) {
+  std::string text = value.dump();
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+/// What tools/export_model.py recorded of one AOTInductor compilation (aitune.json's
+/// `aoti.<name>`): the precision it computes in and its Inductor options. A record of the wrong
+/// type, or a precision that is not a precision's name, makes the compilation unusable with that
+/// cause (its candidate's build fails with it), not fp32 by default.
+inline void read_aoti_record(const nlohmann::json& record, AotiModelInfo& info) {
+  const std::string where = fmt::format("the archive's extra/aitune.json: aoti.{}", info.name);
+  if (!record.is_object()) {
+    info.unusable = fmt::format("{} is {}, not an object", where, json_excerpt(record));
+    return;
+  }
+  if (const auto precision = record.find("precision"); precision != record.end()) {
+    const auto parsed = precision->is_string()
+                            ? parse_token<Precision>(precision->get<std::string>())
+                            : std::nullopt;
+    if (!parsed) {
+      info.unusable = fmt::format("{}.precision is {}, not one of fp32, bf16, fp16, fp64", where,
+                                  json_excerpt(*precision));
+      return;
+    }
+    info.precision = *parsed;
+  }
+  if (const auto configs = record.find("inductor_configs"); configs != record.end()) {
+    if (!configs->is_object()) {
+      info.unusable =
+          fmt::format("{}.inductor_configs is {}, not an object", where, json_excerpt(*configs));
+      return;
+    }
+    for (const auto& [key, value] : configs->items())
+      info.inductor_configs[key] = value.dump();
+  }
+}
+
 /// What tools/export_model.py recorded of the converted models (aitune.json's "runtimes",
 /// "failed" and "out_spec"). A converted model whose record is missing from the archive is left
 /// out, as is anything of the wrong type.
@@ -249,12 +292,7 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     if (variants.is_object() && variants.contains("aoti") && variants["aoti"].is_object()) {
       for (auto& info : archive.aoti_models) {
         const auto found = variants["aoti"].find(info.name);
-        if (found == variants["aoti"].end() || !found->is_object()) continue;
-        info.precision = found->value("precision", info.precision);
-        const auto configs = found->value("inductor_configs", nlohmann::json::object());
-        for (const auto& [key, value] : configs.items()) {
-          info.inductor_configs[key] = value.dump();
-        }
+        if (found != variants["aoti"].end()) detail::read_aoti_record(*found, info);
       }
     }
     if (variants.is_object()) detail::read_runtime_variants(variants, archive);

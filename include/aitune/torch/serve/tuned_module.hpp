@@ -217,7 +217,8 @@ class TunedModule {
   c10::IValue restore_dtype(c10::IValue outputs) const {
     if (!reduced_precision_ || output_dtype_ == OutputDtype::as_computed) return outputs;
     return map_tensors(outputs, [this](const at::Tensor& tensor) {
-      return tensor.scalar_type() == *reduced_precision_ ? tensor.to(model_dtype_) : tensor;
+      return tensor.scalar_type() == to_scalar_type(*reduced_precision_) ? tensor.to(model_dtype_)
+                                                                         : tensor;
     });
   }
 
@@ -226,7 +227,7 @@ class TunedModule {
   InputSignature signature_;
   std::string name_;
   std::unique_ptr<std::mutex> serialise_;  // set for backends that are not thread-safe
-  std::optional<c10::ScalarType> reduced_precision_;
+  std::optional<Precision> reduced_precision_;
   c10::ScalarType model_dtype_;
   OutputDtype output_dtype_ = OutputDtype::as_baseline;
 };

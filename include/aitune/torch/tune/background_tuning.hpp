@@ -129,7 +129,7 @@ class BackgroundTunedModule {
   /// (`shapes`), so a request refused after the switch is refused before it too.
   static TunedModule serve_baseline(const Model& model, const std::vector<Sample>& samples,
                                     const std::string& module_name, ShapeCheck shapes) {
-    AnyBackend baseline = AnyBackend::make_baseline(model);
+    AnyBackend baseline = make_baseline(model);
     baseline.build(model, samples);
     TuneReport report;
     report.strategy = "Background tuning";

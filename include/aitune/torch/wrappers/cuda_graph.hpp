@@ -64,6 +64,7 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
+#include "aitune/torch/wrappers/wrapper.hpp"
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
@@ -91,20 +92,15 @@ void undo_failed_capture(EndCapture&& end_capture, StopRouting&& stop_routing,
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-class CudaGraph : public BackendLifecycle<CudaGraph> {
+class CudaGraph : public WrapperBackend<CudaGraph> {
  public:
-  using model_type = Model;
-  using sample_type = Sample;
-  using output_type = c10::IValue;
-
   template <class Inner>
   requires(!std::same_as<std::remove_cvref_t<Inner>, CudaGraph> &&
            TorchBackend<Inner>) explicit CudaGraph(Inner inner, int warmup_calls = 3)
-      : inner_(AnyBackend(std::move(inner))), warmup_calls_(warmup_calls) {}
+      : WrapperBackend(AnyBackend(std::move(inner))), warmup_calls_(warmup_calls) {}
 
   /// Copies an unbuilt CudaGraph (graphs are never shared).
-  CudaGraph(const CudaGraph& other)
-      : BackendLifecycle<CudaGraph>(), inner_(other.inner_), warmup_calls_(other.warmup_calls_) {}
+  CudaGraph(const CudaGraph& other) : WrapperBackend(other), warmup_calls_(other.warmup_calls_) {}
   CudaGraph(CudaGraph&&) noexcept = default;
   CudaGraph& operator=(CudaGraph&&) noexcept = default;
   CudaGraph& operator=(const CudaGraph&) = delete;
@@ -112,12 +108,9 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
 
   [[nodiscard]] std::string describe() const { return "CudaGraph(" + inner_.describe() + ")"; }
   [[nodiscard]] std::string key() const { return "cuda_graph:" + inner_.key(); }
-  [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
+  /// Replays share static buffers. (Shapes not captured run through the inner backend, so the
+  /// rest follows it: WrapperBackend.)
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
-  /// Other shapes than those captured run through the inner backend: as shape-bound as it is.
-  [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
-  /// The inner backend's (aitune::after_calls): shapes not captured run through it.
-  void after_calls() { inner_.after_calls(); }
   /// Graphs captured (one per input signature of the samples).
   [[nodiscard]] std::size_t graphs() const noexcept { return graphs_.size(); }
 
@@ -299,7 +292,6 @@ class CudaGraph : public BackendLifecycle<CudaGraph> {
     (void)pool;
   }
 
-  AnyBackend inner_;
   int warmup_calls_;
   c10::Device device_ = c10::Device(c10::kCUDA, 0);
   std::vector<Sample> samples_{};

@@ -10,11 +10,10 @@
 #include "aitune/torch/backends/any_backend.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
+#include "aitune/torch/wrappers/wrapper.hpp"
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -23,45 +22,26 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
+class PerturbedOutputs : public WrapperBackend<PerturbedOutputs> {
  public:
-  using model_type = Model;
-  using sample_type = Sample;
-  using output_type = c10::IValue;
-
   // A template, not an AnyBackend parameter: converting PerturbedOutputs itself to AnyBackend
   // while checking whether PerturbedOutputs is movable would make the concept recursive.
   template <class Inner>
   requires(!std::same_as<std::remove_cvref_t<Inner>, PerturbedOutputs> &&
            TorchBackend<Inner>) explicit PerturbedOutputs(Inner inner, double magnitude = 0.25)
-      : inner_(AnyBackend(std::move(inner))), magnitude_(magnitude) {}
+      : WrapperBackend(AnyBackend(std::move(inner))), magnitude_(magnitude) {}
 
   [[nodiscard]] std::string describe() const {
     return fmt::format("PerturbedOutputs({}, magnitude={})", inner_.describe(), magnitude_);
   }
-  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
-    return inner_.loaded_files();
-  }
   [[nodiscard]] std::string key() const {
     return fmt::format("perturbed:{}:{}", magnitude_, inner_.key());
   }
-  [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
-  [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
-  [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
-  /// The inner backend's (aitune::after_calls): what its calls changed is put back.
-  void after_calls() { inner_.after_calls(); }
 
  private:
   friend class BackendLifecycle<PerturbedOutputs>;
 
-  void do_build(const Model& model, std::span<const Sample> samples) {
-    inner_.build(model, samples);
-  }
   c10::IValue do_infer(const Sample& sample) { return perturb(inner_.infer(sample)); }
-  void do_activate() { inner_.activate(); }
-  void do_deactivate() {
-    if (inner_.state() != BackendState::created) inner_.deactivate();
-  }
 
   /// Adds +/- magnitude * max|t| in an alternating pattern to every floating tensor, wherever
   /// it sits in the output (tuples, lists, dicts).
@@ -78,7 +58,6 @@ class PerturbedOutputs : public BackendLifecycle<PerturbedOutputs> {
     });
   }
 
-  AnyBackend inner_;
   double magnitude_;
 };
 

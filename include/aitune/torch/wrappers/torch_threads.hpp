@@ -19,6 +19,7 @@
 #include "aitune/torch/backends/any_backend.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/model/model.hpp"
+#include "aitune/torch/wrappers/wrapper.hpp"
 
 #include <ATen/Parallel.h>
 
@@ -36,30 +37,18 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-class TorchThreads : public BackendLifecycle<TorchThreads> {
+class TorchThreads : public WrapperBackend<TorchThreads> {
  public:
-  using model_type = Model;
-  using sample_type = Sample;
-  using output_type = c10::IValue;
-
   /// `inner` run at `threads` LibTorch intra-op threads (1 or more).
   template <class Inner>
   requires(!std::same_as<std::remove_cvref_t<Inner>, TorchThreads> && TorchBackend<Inner>)
       TorchThreads(Inner inner, int threads)
-      : inner_(AnyBackend(std::move(inner))), threads_(threads) {
+      : WrapperBackend(AnyBackend(std::move(inner))), threads_(threads) {
     if (threads < 1) {
       throw ConfigError(fmt::format("TorchThreads: {} runs at 1 LibTorch thread or more, not {}",
                                     inner_.describe(), threads));
     }
   }
-
-  /// Copies an unbuilt TorchThreads.
-  TorchThreads(const TorchThreads& other)
-      : BackendLifecycle<TorchThreads>(), inner_(other.inner_), threads_(other.threads_) {}
-  TorchThreads(TorchThreads&&) noexcept = default;
-  TorchThreads& operator=(TorchThreads&&) noexcept = default;
-  TorchThreads& operator=(const TorchThreads&) = delete;
-  ~TorchThreads() = default;
 
   [[nodiscard]] std::string describe() const {
     return fmt::format("TorchThreads({}, threads={})", inner_.describe(), threads_);
@@ -67,16 +56,14 @@ class TorchThreads : public BackendLifecycle<TorchThreads> {
   [[nodiscard]] std::string key() const {
     return fmt::format("torch_threads:{}:{}", threads_, inner_.key());
   }
-  [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   /// Calls on several threads would set the count at once: they are serialised.
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
-  [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
-  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
-    return inner_.loaded_files();
+  /// At its own count: with_torch_threads adds no other count of it.
+  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
+    return TorchThreadUse::own_count;
   }
 
   [[nodiscard]] int threads() const noexcept { return threads_; }
-  [[nodiscard]] const AnyBackend& inner() const noexcept { return inner_; }
   /// The inner backend, built if this one was, for serving at the process's own count.
   [[nodiscard]] AnyBackend release_inner() && { return std::move(inner_); }
 
@@ -92,10 +79,6 @@ class TorchThreads : public BackendLifecycle<TorchThreads> {
 
  private:
   friend class BackendLifecycle<TorchThreads>;
-
-  void do_build(const Model& model, std::span<const Sample> samples) {
-    inner_.build(model, samples);
-  }
 
   c10::IValue do_infer(const Sample& sample) {
     // Set only when it differs: a set re-creates the pools, which only the first call of a
@@ -113,10 +96,6 @@ class TorchThreads : public BackendLifecycle<TorchThreads> {
     return inner_.infer(sample);
   }
 
-  void do_activate() { inner_.activate(); }
-  void do_deactivate() { inner_.deactivate(); }
-
-  AnyBackend inner_;
   int threads_;
   std::optional<int> found_threads_{};  ///< the count before this run of calls set its own
 };

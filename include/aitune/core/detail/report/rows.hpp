@@ -81,7 +81,7 @@ inline RowCells row_cells(const CandidateReport& row, bool memory_on_device) {
                     : std::string("-"),
       row.speedup ? format_speedup(*row.speedup) : std::string("-"),
       row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
-      row.precision.empty() ? std::string("-") : row.precision,
+      row.precision ? std::string(to_string(*row.precision)) : std::string("-"),
       worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"),
       memory_cell(row, memory_on_device)};
 }

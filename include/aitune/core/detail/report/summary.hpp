@@ -60,7 +60,8 @@ namespace aitune::detail {
   if (!winner.reduced_precision) return "";
   const OutputAccuracy* worst = worst_accuracy(winner);
   return fmt::format(
-      "; it computes in {}{}", winner.precision,
+      "; it computes in {}{}",
+      winner.precision ? to_string(*winner.precision) : "a lower precision",
       worst ? fmt::format(", which moved the outputs by at most {} % of the tolerance (worst: {})",
                           format_fixed(worst->worst_error_ratio * 100.0, 0), worst->output)
             : std::string());
