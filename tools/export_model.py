@@ -64,13 +64,22 @@ import importlib.util
 import inspect
 import json
 import keyword
+import logging
 import os
 import re
 import sys
 import tempfile
 import time
+import warnings
 
 import torch
+
+# Notices from PyTorch's own code that no user of this tool can act on, once per variant: pytree's
+# deprecation of LeafSpec (raised while PyTorch copies its own TreeSpecs) and Inductor's note that
+# this machine has no CUDA runtime (it compiles for the CPU). Anything else still shows.
+warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                        category=FutureWarning)
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
 
 VARIANTS = {
     # No name may be a prefix of another: LibTorch 2.11's package loader finds a model's files

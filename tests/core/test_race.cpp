@@ -858,7 +858,7 @@ TEST_CASE("The report shows the paired ratio with its interval and the decision"
   auto strategy = make_sim_strategy(machine, {SimulatedBackend("Half", noisy(5.0))});
   const auto result = strategy.tune(machine, one);
   const std::string table = render_table(result.report);
-  CHECK_THAT(table, Catch::Contains("ratio [99.2 % CI]") && Catch::Contains("* Half()"));
+  CHECK_THAT(table, Catch::Contains("vs selected [99.2 % CI]") && Catch::Contains("* Half()"));
   CHECK_THAT(table, Catch::Contains("measurement: interleaved schedule, confident median rule"));
   CHECK_THAT(table, Catch::Contains("why: Half() is faster than the baseline with confidence"));
   const nlohmann::json json = to_json(result.report);

@@ -349,3 +349,37 @@ TEST_CASE("JSON files are written whole or not at all, by many writers at once, 
                     Catch::Contains("cannot write") && Catch::Contains("inside_a_file.md"));
   std::filesystem::remove_all(dir);  // leave nothing behind in the temporary directory
 }
+
+TEST_CASE("The table orders the rows as the race decided, even after the baseline left it",
+          "[report][race]") {
+  // B leads early, while the baseline still races, then falls behind A for good: its early ratio
+  // to the baseline is the better one, yet the race selects A. Its row must not show a higher
+  // speedup than A's: speedups are chained through the selected backend.
+  FakeModel model;  // baseline 10 ms
+  FakeBehaviour late{"B", std::vector<double>(20, 4.5)};  // its warm-up and first rounds
+  late.latencies_ms.resize(20 + 4000, 5.5);
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend(late)});
+  const TuneReport report = strategy.tune(model, one_sample(), "net").report;
+  REQUIRE(report.selected == "A()");
+  const CandidateReport& a = *report.find("A()");
+  const CandidateReport& b = *report.find("B()");
+  REQUIRE(a.speedup);
+  REQUIRE(b.vs_selected);
+  CHECK(b.vs_selected->ratio > 1.0);
+  CHECK(a.vs_selected->ratio == 1.0);
+  const auto chained = detail::chained_speedup(report, b);
+  REQUIRE(chained);
+  CHECK(*chained < *a.speedup);
+  CHECK(*chained == Approx(*a.speedup / b.vs_selected->ratio));
+  const std::string table = render_table(report);
+  CHECK_THAT(table, Catch::Contains(format_speedup(*chained)) &&
+                        Catch::Contains(format_speedup(*a.speedup)));
+  // Its own paired speedup over the baseline, from the rounds before the baseline left, is the
+  // higher one (the premise: a table of those contradicted the decision). It stays in the JSON.
+  REQUIRE(b.speedup);
+  CHECK(*b.speedup > *a.speedup);
+  const TuneReport back = report_from_json(to_json(report));
+  REQUIRE(back.find("B()")->vs_selected);
+  CHECK(back.find("B()")->vs_selected->ratio == Approx(b.vs_selected->ratio));
+  CHECK(render_table(back) == table);
+}

@@ -78,9 +78,12 @@ TEST_CASE("The markdown and the table show the same ratio cell, the medians' rat
   REQUIRE_FALSE(report.candidates[0].vs_baseline);  // no paired rounds
   const std::string md = render_markdown(report);
   const std::string table = render_table(report);
-  CHECK(md.find("| 0.400 |") != std::string::npos);  // 4 ms against the baseline's 10 ms
-  CHECK(table.find(" 0.400 ") != std::string::npos);
-  CHECK(md.find("| 1.000 |") != std::string::npos);  // the baseline against itself
+  // The ratio to the selected backend: the baseline's 10 ms against its 4 ms, itself 1.
+  CHECK(md.find("| 2.500 |") != std::string::npos);
+  CHECK(table.find(" 2.500 ") != std::string::npos);
+  CHECK(md.find("| 1.000 |") != std::string::npos);
+  CHECK(table.find(" 1.000 ") != std::string::npos);
+  CHECK(table.find(" 2.50x ") != std::string::npos);  // its speedup over the baseline
 }
 
 TEST_CASE("The SVG chart draws every backend, marks the baseline and the winner, and renders",

@@ -62,7 +62,7 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
       refuse("this backend type defines no baseline");
     } else {
       TuneReport checked = report;
-      PreTuned pre = pre_tune(in, make_baseline(in, checked), checked);
+      PreTuned pre = pre_tune(in, guard_.make_baseline(in.model, checked), checked);
       if (!pre.baseline || !guard_.try_activate(*pre.baseline, *checked.baseline)) {
         refuse(checked.baseline->reason);
       }
@@ -82,7 +82,7 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
     reference.outputs = std::move(stored_reference);
   } else if (needs_baseline()) {
     TuneReport checked = report;
-    PreTuned pre = pre_tune(in, make_baseline(in, checked), checked);
+    PreTuned pre = pre_tune(in, guard_.make_baseline(in.model, checked), checked);
     release(pre.baseline);
     reference = std::move(pre.reference);
   }

@@ -77,18 +77,19 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
       candidate.host_latency ? stats_to_json(*candidate.host_latency) : nlohmann::json(nullptr);
   json["speedup"] =
       candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json(nullptr);
-  json["vs_baseline"] = nullptr;
-  if (candidate.vs_baseline) {
-    const RatioReport& r = *candidate.vs_baseline;
+  const auto ratio_json = [](const std::optional<RatioReport>& ratio) {
+    if (!ratio) return nlohmann::json(nullptr);
     const auto bound = [](double value) {  // too few rounds for this level: no bound (null)
       return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
     };
-    json["vs_baseline"] = {{"ratio", r.ratio},
-                           {"ci_low", bound(r.low)},
-                           {"ci_high", bound(r.high)},
-                           {"confidence", r.confidence},
-                           {"paired_rounds", r.rounds}};
-  }
+    return nlohmann::json{{"ratio", ratio->ratio},
+                          {"ci_low", bound(ratio->low)},
+                          {"ci_high", bound(ratio->high)},
+                          {"confidence", ratio->confidence},
+                          {"paired_rounds", ratio->rounds}};
+  };
+  json["vs_baseline"] = ratio_json(candidate.vs_baseline);
+  json["vs_selected"] = ratio_json(candidate.vs_selected);
   json["calls"] = candidate.calls;
   json["note"] = candidate.note;
   json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
@@ -202,13 +203,16 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   row.latency = stats_from_json(json.at("latency_ms"));
   row.host_latency = stats_from_json(json.at("host_latency_ms"));
   if (!json.at("speedup").is_null()) row.speedup = json.at("speedup").get<double>();
-  if (const nlohmann::json& r = json.at("vs_baseline"); !r.is_null()) {
+  const auto ratio_from_json = [](const nlohmann::json& r) -> std::optional<RatioReport> {
+    if (r.is_null()) return std::nullopt;
     const double inf = std::numeric_limits<double>::infinity();
-    row.vs_baseline =
-        RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
-                    bound_from_json(r.at("ci_high"), inf), r.at("confidence").get<double>(),
-                    r.at("paired_rounds").get<std::size_t>()};
-  }
+    return RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
+                       bound_from_json(r.at("ci_high"), inf), r.at("confidence").get<double>(),
+                       r.at("paired_rounds").get<std::size_t>()};
+  };
+  row.vs_baseline = ratio_from_json(json.at("vs_baseline"));
+  // Reports written before it was added have none.
+  if (json.contains("vs_selected")) row.vs_selected = ratio_from_json(json.at("vs_selected"));
   row.calls = json.at("calls").get<std::size_t>();
   row.note = json.at("note").get<std::string>();
   if (!json.at("precision").is_null()) {

@@ -19,9 +19,10 @@
 namespace aitune {
 
 /// The report as a table for people: one row per backend (median, p90, coefficient of
-/// variation, the paired ratio to the baseline with its interval, speedup, calls, the precision
-/// it computes in and its worst output error as a share of the tolerance), then the reasons and
-/// notes, the measurement, and the decision.
+/// variation, the paired ratio to the selected backend with its interval, the speedup over the
+/// baseline chained through the selected one, calls, the precision it computes in and its worst
+/// output error as a share of the tolerance), then the reasons and notes, the measurement, and
+/// the decision. The ratios and speedups order the rows as the decision did.
 [[nodiscard]] inline std::string render_table(const TuneReport& report) {
   std::size_t name_width = 7;  // "backend"
   const auto widen = [&](const CandidateReport& row) {

@@ -8,6 +8,7 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
@@ -86,8 +87,15 @@ struct CandidateReport {
   std::optional<LatencyStats> host_latency{};
   std::optional<double> speedup{};           ///< baseline latency / this latency
   std::optional<RatioReport> vs_baseline{};  ///< paired ratio to the baseline, interleaved only
-  std::size_t calls = 0;                     ///< calls made to measure it
-  std::string note{};                        ///< e.g. why it left the race early
+  /// Its latency relative to the selected backend's (1 for the selected itself): the paired
+  /// ratio over the rounds both ran, with its interval; measured apart, the medians' ratio (no
+  /// rounds, no interval). What the race decided on: the table orders by it.
+  std::optional<RatioReport> vs_selected{};
+  /// Its block value per round (the interleaved schedule; NaN where it did not race): what
+  /// vs_selected pairs. Not in the JSON.
+  RoundSeries rounds{};
+  std::size_t calls = 0;  ///< calls made to measure it
+  std::string note{};     ///< e.g. why it left the race early
   /// The precision it computes in, as its correctness check said (none when not checked).
   std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's

@@ -93,7 +93,8 @@ class MinLatencyStrategy {
                                          candidates_.size(), in.profiling.time_budget_ms());
     try {
       // pre_tune: the baseline, for the reference outputs and (with validation) the fallback.
-      std::optional<B> baseline = needs_baseline() ? make_baseline(in, report) : std::nullopt;
+      std::optional<B> baseline =
+          needs_baseline() ? guard_.make_baseline(in.model, report) : std::nullopt;
       if (report.baseline) progress.preparing(0, report.baseline->backend);
       PreTuned pre = pre_tune(in, std::move(baseline), report);
       if (!config_.performance_validation()) release(pre.baseline);
@@ -126,8 +127,10 @@ class MinLatencyStrategy {
       stop_if_cancelled();
       last_ = {standing.baseline_result, detail::perf_validation_results_of(report)};
 
-      // resolve, and hand back.
+      // resolve, and hand back; each row then says how it stands against the one selected.
+      const double tail_alpha = standing.evidence.baseline_tail_alpha;
       TuneResult<B> result = resolve(std::move(standing), std::move(report));
+      detail::relate_to_selected(result.report, tail_alpha);
       if (keep_reference_outputs_) result.reference_outputs = std::move(pre.reference.outputs);
       result.report.tuning_time_ms = timer_.now_ms() - in.start_ms;
       log_.info(0, detail::summary_line(result.report));  // post_tune
@@ -178,7 +181,6 @@ class MinLatencyStrategy {
 
  private:
   using Result = result_type;
-
   using TuneInputs = detail::TuneInputs<B>;
   using Reference = detail::Reference<B>;
   using PreTuned = detail::PreTuned<B>;
@@ -215,22 +217,6 @@ class MinLatencyStrategy {
   /// For its outputs (the correctness check) or its latency (performance validation).
   [[nodiscard]] bool needs_baseline() const {
     return config_.performance_validation() || config_.correctness_check();
-  }
-
-  /// The baseline, made and named on its report row; none when the backend type defines none
-  /// (a warning, no row) or making or naming it threw (its row says why).
-  std::optional<B> make_baseline(const TuneInputs& in, TuneReport& report) const {
-    if constexpr (!baseline_traits<B>::available) {
-      log_.warn(1, "this backend type defines no baseline: performance validation and the "
-                   "comparison of outputs are skipped");
-      return std::nullopt;
-    } else {
-      auto [made, name] = guard_.make_baseline(in.model);
-      CandidateReport& row = report.baseline.emplace(CandidateReport{name.description, name.key});
-      log_.info(1, fmt::format("baseline {}", row.backend));
-      if (name.failure) detail::fail(row, detail::PrepareStep::name, *name.failure);
-      return std::move(made);
-    }
   }
 
   /// The baseline, built; the time budget starts when its build ends (the build is the model's
@@ -454,12 +440,13 @@ class MinLatencyStrategy {
     return LatencyDecider(config_.decision(), evidence.baseline_tail_alpha);
   }
 
+  /// A copy of candidate `index`, whose prototype stays unbuilt for the next tune(); a move-only
+  /// candidate itself.
   B take_candidate(std::size_t index) {
-    if constexpr (std::copy_constructible<B>) {
-      return B(candidates_[index]);  // the prototype stays unbuilt for the next tune()
-    } else {
+    if constexpr (std::copy_constructible<B>)
+      return B(candidates_[index]);
+    else
       return std::move(candidates_[index]);
-    }
   }
 
   /// The candidate's row, named; a name that failed fails the row (it is never built).

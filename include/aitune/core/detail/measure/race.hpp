@@ -136,8 +136,8 @@ class LatencyRace {
     if (baseline_parked_ && summary_.rounds > parked_at_round_) {
       summary_.stop_detail += fmt::format(
           "; the baseline left the race after look {} ({} rounds): every candidate still racing "
-          "was faster than it with confidence; the ratios to it are over those rounds, so they "
-          "may order the candidates otherwise than the rounds after did",
+          "was faster than it with confidence; their ratios to it are over those rounds, the "
+          "speedups chained through the selected backend's",
           parked_at_look_, parked_at_round_);
     }
     if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_, parked_for()};

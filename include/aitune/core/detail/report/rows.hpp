@@ -32,10 +32,10 @@ namespace detail {
 /// nothing to show.
 struct RowCells {
   std::string cv;  ///< coefficient of variation, in %
-  /// The paired ratio to the baseline with its interval; measured apart from the baseline (no
-  /// paired rounds), the ratio of the medians.
+  /// The ratio to the selected backend with its interval (vs_selected); measured apart (no paired
+  /// rounds), the ratio of the medians.
   std::string ratio;
-  std::string speedup;
+  std::string speedup;  ///< over the baseline, chained through the selected (chained_speedup)
   std::string calls;
   std::string precision;
   std::string error;   ///< the worst output's error as a share of its tolerance, in %
@@ -69,28 +69,49 @@ inline std::string memory_cell(const CandidateReport& row, bool on_device) {
   return fmt::format("{} / {}", kept ? format_mib(*kept) : "-", peak ? format_mib(*peak) : "-");
 }
 
-inline RowCells row_cells(const CandidateReport& row, bool memory_on_device) {
-  const OutputAccuracy* worst = worst_accuracy(row);
-  return RowCells{
-      row.latency && std::isfinite(row.latency->cv)
-          ? format_fixed(row.latency->cv * 100.0, 1) + " %"
-          : std::string("-"),
-      row.vs_baseline
-          ? format_ratio(row.vs_baseline->ratio, row.vs_baseline->low, row.vs_baseline->high)
-      : row.speedup ? format_fixed(1.0 / *row.speedup)
-                    : std::string("-"),
-      row.speedup ? format_speedup(*row.speedup) : std::string("-"),
-      row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
-      row.precision ? std::string(to_string(*row.precision)) : std::string("-"),
-      worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %" : std::string("-"),
-      memory_cell(row, memory_on_device)};
+/// A row's ratio to the selected backend: with its interval where it has paired rounds.
+inline std::string ratio_cell(const CandidateReport& row) {
+  if (!row.vs_selected) return "-";
+  const RatioReport& r = *row.vs_selected;
+  if (row.selected || r.rounds == 0) return format_fixed(r.ratio);
+  return format_ratio(r.ratio, r.low, r.high);
 }
 
-/// The ratio column's header: with the level of its intervals when the decision used some.
+/// A row's speedup over the baseline, chained through the selected backend (the selected one's
+/// paired speedup over the baseline, divided by the row's ratio to it), so that the speedups
+/// order the rows as the race did; the baseline's is 1. Without a ratio to the selected (a
+/// report read from a cache written before it), the row's own speedup.
+inline std::optional<double> chained_speedup(const TuneReport& report, const CandidateReport& row) {
+  if (report.baseline && &row == &*report.baseline) return row.speedup;
+  const CandidateReport* selected =
+      report.baseline_selected && report.baseline ? &*report.baseline : report.selected_candidate();
+  if (selected == nullptr || !selected->speedup || !row.vs_selected) return row.speedup;
+  if (!(row.vs_selected->ratio > 0.0)) return std::nullopt;
+  return *selected->speedup / row.vs_selected->ratio;
+}
+
+inline RowCells row_cells(const TuneReport& report, const CandidateReport& row,
+                          bool memory_on_device) {
+  const OutputAccuracy* worst = worst_accuracy(row);
+  const std::optional<double> speedup = chained_speedup(report, row);
+  return RowCells{row.latency && std::isfinite(row.latency->cv)
+                      ? format_fixed(row.latency->cv * 100.0, 1) + " %"
+                      : std::string("-"),
+                  ratio_cell(row),
+                  speedup ? format_speedup(*speedup) : std::string("-"),
+                  row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
+                  row.precision ? std::string(to_string(*row.precision)) : std::string("-"),
+                  worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %"
+                        : std::string("-"),
+                  memory_cell(row, memory_on_device)};
+}
+
+/// The ratio column's header: the ratio to the selected backend, with the level of its intervals
+/// when the decision used some.
 inline std::string ratio_header(const TuneReport& report) {
   return report.measurement.confidence > 0.0
-             ? fmt::format("ratio [{} CI]", format_level(report.measurement.confidence))
-             : std::string("ratio");
+             ? fmt::format("vs selected [{} CI]", format_level(report.measurement.confidence))
+             : std::string("vs selected");
 }
 
 /// One row of a rendering: the backend, its role ("baseline", or "#1" for the first candidate)
@@ -107,12 +128,12 @@ inline std::vector<ReportRow> report_rows(const TuneReport& report) {
   const bool on_device = memory_on_device(report);
   std::vector<ReportRow> rows;
   if (report.baseline)
-    rows.push_back(
-        ReportRow{"baseline", true, &*report.baseline, row_cells(*report.baseline, on_device)});
+    rows.push_back(ReportRow{"baseline", true, &*report.baseline,
+                             row_cells(report, *report.baseline, on_device)});
   for (std::size_t i = 0; i < report.candidates.size(); ++i) {
     const CandidateReport& candidate = report.candidates[i];
-    rows.push_back(
-        ReportRow{fmt::format("#{}", i + 1), false, &candidate, row_cells(candidate, on_device)});
+    rows.push_back(ReportRow{fmt::format("#{}", i + 1), false, &candidate,
+                             row_cells(report, candidate, on_device)});
   }
   return rows;
 }

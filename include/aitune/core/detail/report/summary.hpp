@@ -7,6 +7,8 @@
 /// performance-validation verdicts.
 
 #include "aitune/core/decision/results.hpp"
+#include "aitune/core/detail/stats/median_interval.hpp"
+#include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/report/tune_report.hpp"
@@ -105,6 +107,34 @@ inline void record_latency(CandidateReport& row, const MinLatencyProfilingResult
   row.latency = result.stats;
   row.host_latency = result.host_stats();
   row.samples_ms = result.samples_ms;
+  row.rounds = result.rounds;
+}
+
+/// Relates every measured row of `report` to its selected backend (CandidateReport::vs_selected):
+/// the paired ratio over the rounds both ran, at `tail_alpha` per bound, or the medians' ratio
+/// where there are none (measured apart). The selected row's is 1.
+inline void relate_to_selected(TuneReport& report, double tail_alpha) {
+  CandidateReport* selected =
+      report.baseline_selected ? &*report.baseline : report.selected_candidate();
+  if (selected == nullptr || !selected->latency) return;
+  const auto relate = [&](CandidateReport& row) {
+    if (!row.latency) return;
+    if (&row == selected) {
+      row.vs_selected = RatioReport{1.0, 1.0, 1.0, 0.0, 0};
+      return;
+    }
+    if (const std::vector<double> ratios = paired_ratios(row.rounds, selected->rounds);
+        !ratios.empty()) {
+      const MedianInterval ci = median_interval(ratios, tail_alpha);
+      row.vs_selected = RatioReport{ci.median, ci.low, ci.high, 1.0 - 2.0 * tail_alpha, ci.n};
+    } else if (selected->latency->median > 0.0) {
+      const double ratio = row.latency->median / selected->latency->median;
+      row.vs_selected = RatioReport{ratio, ratio, ratio, 0.0, 0};
+    }
+  };
+  if (report.baseline) relate(*report.baseline);
+  for (CandidateReport& row : report.candidates)
+    relate(row);
 }
 
 /// The error of a tuning cancelled through its stop token, with its report so far (`report`

@@ -120,23 +120,31 @@ class GuardedCalls {
     return name;
   }
 
-  /// The baseline (baseline_traits<B>) made for `model` and named; when making or naming it
-  /// threw, no backend and the name's `failure` says why.
-  [[nodiscard]] std::pair<std::optional<B>, Name>
-  make_baseline(const typename B::model_type& model) const {
-    std::optional<B> made;
-    Name name{"baseline", ""};
-    try {
-      made.emplace(baseline_traits<B>::make(model));
-      name = name_of(*made, "baseline");
-    } catch (...) {
-      name.failure = fmt::format("making the baseline threw: {}", failure_text());
+  /// The baseline (baseline_traits<B>) made for `model` and named on its row of `report`; none
+  /// when the backend type defines none (a warning, and no row), or when making or naming it
+  /// threw (its row says why).
+  [[nodiscard]] std::optional<B> make_baseline(const typename B::model_type& model,
+                                               TuneReport& report) const {
+    if constexpr (!baseline_traits<B>::available) {
+      log_.warn(1, "this backend type defines no baseline: performance validation and the "
+                   "comparison of outputs are skipped");
+      return std::nullopt;
+    } else {
+      std::optional<B> made;
+      Name name{"baseline", ""};
+      try {
+        made.emplace(baseline_traits<B>::make(model));
+        name = name_of(*made, "baseline");
+      } catch (...) {
+        name.failure = fmt::format("making the baseline threw: {}", failure_text());
+      }
+      CandidateReport& row = report.baseline.emplace(CandidateReport{name.description, name.key});
+      log_.info(1, fmt::format("baseline {}", row.backend));
+      if (!name.failure) return made;
+      fail(row, PrepareStep::name, *name.failure);
+      if (made) release(*made);
+      return std::nullopt;
     }
-    if (name.failure && made) {
-      release(*made);
-      made.reset();
-    }
-    return {std::move(made), std::move(name)};
   }
 
   /// Runs `measure()` (the measurement of `entrants` backends): when it fails as a whole, not one
