@@ -355,7 +355,7 @@ TEST_CASE("The table orders the rows as the race decided, even after the baselin
   // B leads early, while the baseline still races, then falls behind A for good: its early ratio
   // to the baseline is the better one, yet the race selects A. Its row must not show a higher
   // speedup than A's: speedups are chained through the selected backend.
-  FakeModel model;  // baseline 10 ms
+  FakeModel model;                                        // baseline 10 ms
   FakeBehaviour late{"B", std::vector<double>(20, 4.5)};  // its warm-up and first rounds
   late.latencies_ms.resize(20 + 4000, 5.5);
   auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend(late)});

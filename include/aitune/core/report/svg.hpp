@@ -184,7 +184,8 @@ inline ChartRow chart_row(const ReportRow& report_row) {
                          "stroke=\"{3}\" stroke-width=\"3\"/>\n",
                          x_of(chart.median), y - 11, y + 5, colour);
       note = format_ms(row.latency->median);
-      if (const auto speedup = detail::chained_speedup(report, row); speedup && !chart.is_baseline) {
+      if (const auto speedup = detail::chained_speedup(report, row);
+          speedup && !chart.is_baseline) {
         note += " (" + format_speedup(*speedup) + ")";
       }
     }

@@ -1,0 +1,459 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+//
+// aitune-tune's tuning run: the candidates and samples from the options, the tuning itself,
+// its report on the standard streams and in the files asked for, and the --expect check.
+#pragma once
+
+#include "options.hpp"
+#include "output.hpp"
+#include <aitune/torch.hpp>
+
+#include <ATen/Parallel.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace aitune_tune {
+
+/// The candidates --backends names (default: the model's default candidates). A TorchScript
+/// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
+/// and onnx (onnx_extended, onnx_basic, onnx_disabled: at a lower graph optimisation level),
+/// openvino and openvino_bf16 for the converted models it holds, each with its session's thread
+/// count after an @ where wanted (onnx@1).
+inline std::vector<aitune::lt::AnyBackend>
+make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
+                const std::optional<std::vector<int>>& runtime_threads) {
+  using aitune::lt::AnyBackend;
+  if (!model.is_exported() && runtime_threads) {
+    throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
+                     "sessions; a TorchScript model has none"};
+  }
+  if (names.empty()) {
+    return runtime_threads ? aitune::lt::default_candidates(model, *runtime_threads)
+                           : aitune::lt::default_candidates(model);
+  }
+  std::vector<AnyBackend> candidates;
+  for (const auto& name : names) {
+    if (!model.is_exported()) {
+      const NamedBackend* backend = find_backend(name);
+      if (backend == nullptr)
+        throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
+      candidates.push_back(backend->make());
+      continue;
+    }
+    const aitune::lt::Pt2Archive& archive = *model.archive;
+    // A runtime's name takes its session's intra-op threads after an @: onnx@1.
+    const std::string runtime = name.substr(0, name.find('@'));
+    if (const std::optional<aitune::lt::OnnxOptimization> level = onnx_level_of(runtime)) {
+      candidates.emplace_back(
+          aitune::lt::OnnxRuntime::from_archive(archive).set_optimization(*level).set_threads(
+              runtime_threads_of(name)));
+      continue;
+    }
+    if (runtime == "openvino" || runtime == "openvino_bf16") {
+      candidates.emplace_back(
+          aitune::lt::OpenVino::from_archive(
+              archive, runtime == "openvino" ? aitune::Precision::fp32 : aitune::Precision::bf16)
+              .set_threads(runtime_threads_of(name)));
+      continue;
+    }
+    const auto& compiled = archive.aoti_models;
+    const auto found = std::find_if(compiled.begin(), compiled.end(),
+                                    [&](const auto& info) { return info.name == name; });
+    if (found == compiled.end()) {
+      std::vector<std::string> known;
+      for (const auto& info : compiled)
+        known.push_back(info.name);
+      throw UsageError{fmt::format(
+          "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
+          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, with @THREADS "
+          "where wanted; onnx_extended, onnx_basic, onnx_disabled for ONNX Runtime at a lower "
+          "graph optimisation level)",
+          archive.path.string(), name,
+          known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
+    }
+    candidates.emplace_back(aitune::lt::AOTInductor::from_archive(*model.archive, *found));
+  }
+  return candidates;
+}
+
+/// The --input specs in the order the model takes its inputs: those without a name take the
+/// first places, in the order given; each NAME= takes the place of that name among the names
+/// the model (or its archive) records. No place may be left empty before the last one given,
+/// and an archive's program takes all of them.
+inline std::vector<aitune::lt::InputSpec> inputs_in_model_order(const Options& options,
+                                                                const aitune::lt::Model& model) {
+  const bool named = std::any_of(options.input_names.begin(), options.input_names.end(),
+                                 [](const std::string& name) { return !name.empty(); });
+  if (!named) return options.inputs;
+  const std::vector<std::string> names = aitune::lt::input_names_of(model);
+  if (names.empty()) {
+    throw UsageError{fmt::format("--input NAME=SHAPE: '{}' records no input names; give the inputs "
+                                 "by position, in the order forward() takes them",
+                                 options.model.string())};
+  }
+  std::vector<std::optional<aitune::lt::InputSpec>> placed(names.size());
+  std::size_t next_unnamed = 0;
+  for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+    const std::string& name = options.input_names[i];
+    std::size_t place = next_unnamed;
+    if (name.empty()) {
+      ++next_unnamed;
+    } else {
+      const auto found = std::find(names.begin(), names.end(), name);
+      if (found == names.end()) {
+        throw UsageError{fmt::format("--input {}=...: '{}' has no input '{}' (its inputs: {})",
+                                     name, options.model.string(), name, fmt::join(names, ", "))};
+      }
+      place = static_cast<std::size_t>(found - names.begin());
+    }
+    if (place >= names.size()) {
+      throw UsageError{fmt::format("--input: '{}' takes {} inputs ({}), more were given",
+                                   options.model.string(), names.size(), fmt::join(names, ", "))};
+    }
+    if (placed[place]) {
+      throw UsageError{
+          fmt::format("--input: input '{}' is given twice, by position and by name", names[place])};
+    }
+    placed[place] = options.inputs[i];
+  }
+  std::vector<aitune::lt::InputSpec> ordered;
+  const auto last =
+      static_cast<std::size_t>(std::find_if(placed.rbegin(), placed.rend(),
+                                            [](const auto& spec) { return spec.has_value(); })
+                                   .base() -
+                               placed.begin());
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (!placed[i] && (i < last || model.is_exported())) {
+      throw UsageError{fmt::format("--input: no value for input '{}' (the inputs of '{}': {})",
+                                   names[i], options.model.string(), fmt::join(names, ", "))};
+    }
+    if (placed[i]) ordered.push_back(*placed[i]);
+  }
+  return ordered;
+}
+
+/// The samples to tune on: random ones from `inputs` (--input, in the model's order), or those
+/// --sample files hold.
+inline std::vector<aitune::lt::Sample>
+make_samples(const Options& options, const std::vector<aitune::lt::InputSpec>& inputs,
+             c10::Device device) {
+  std::vector<aitune::lt::Sample> samples;
+  for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
+    samples.push_back(aitune::lt::make_random_sample(inputs, device, static_cast<unsigned>(i)));
+  }
+  for (const auto& file : options.sample_files) {
+    samples.push_back(aitune::lt::load_sample_file(file, device));
+    // As for --input: the tuning is at batch size 1, and the report says so.
+    const aitune::lt::Sample& sample = samples.back();
+    for (std::size_t i = 0; i < sample.size(); ++i) {
+      if (sample[i].isTensor() && sample[i].toTensor().dim() > 0 &&
+          sample[i].toTensor().size(0) != 1) {
+        throw UsageError{fmt::format("--sample {}: argument {} has shape {}; the first dimension "
+                                     "is the batch, and tuning is at batch size 1",
+                                     file.string(), i, sample[i].toTensor().sizes())};
+      }
+    }
+  }
+  return samples;
+}
+
+/// The largest share of its tolerance any output's worst element used (0 when none was compared).
+inline double worst_error_ratio(const aitune::OutputCheck& check) {
+  double worst = 0.0;
+  for (const auto& output : check.accuracy)
+    worst = std::max(worst, output.worst_error_ratio);
+  return worst;
+}
+
+/// --expect: the tuned module's outputs for `sample` against `expected` (read from `file`), with
+/// the selected backend's tolerance; prints the verdict.
+inline aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
+                                                  const aitune::lt::Sample& sample,
+                                                  const c10::IValue& expected,
+                                                  const std::filesystem::path& file) {
+  namespace lt = aitune::lt;
+  const lt::OutputPolicy policy = tuned.backend().output_policy();
+  aitune::OutputCheck check;
+  try {
+    check = lt::compare_outputs(&expected, tuned.forward(sample), policy);
+  } catch (const std::exception& error) {
+    check = aitune::OutputCheck::failed(
+        fmt::format("the tuned module failed on the sample: {}", lt::summarize_error(error)));
+  }
+  if (check.passed) {
+    print_report("outputs: equal to those in '{}' within the tolerance of {} ({}; worst element "
+                 "{:.0f} % of it)\n",
+                 file.string(), tuned.selected(), policy.tolerance.describe(),
+                 100.0 * worst_error_ratio(check));
+  } else {
+    print_report("outputs: differ from those in '{}': {}\n", file.string(), check.reason);
+  }
+  return check;
+}
+
+inline int run(const Options& options, Environment& environment, std::stop_token stop) {
+  using namespace aitune;
+  const auto display = std::make_shared<ProgressDisplay>(
+      isatty(STDERR_FILENO) != 0 &&
+          std::string_view(std::getenv("TERM") ? std::getenv("TERM") : "") != "dumb",
+      options.quiet);
+  // Whatever ends the tuning, the progress line is ended before the report or the error.
+  const std::unique_ptr<ProgressDisplay, void (*)(ProgressDisplay*)> close_display(
+      display.get(), [](ProgressDisplay* shown) { shown->close(); });
+  const auto log_line = [display](std::string_view line) { display->log(line); };
+  const LogLevel log_level = options.quiet ? LogLevel::warning : LogLevel::info;
+  const Logger log(log_line, log_level);
+  // LibTorch's warnings go to the log too; its log lines (the native runtime's list of ops
+  // without static kernels, at every build) only with --verbose: they cannot be routed.
+  const lt::TorchWarningRoute torch_warnings(log);
+  if (!options.verbose) lt::set_libtorch_log_level(LogLevel::off);
+  // An output that cannot be written fails now, not after the whole tuning.
+  if (options.json) check_report_writable(*options.json);
+  if (options.json && is_stdout(*options.json)) report_stream = stderr;
+  if (options.report_dir) {
+    std::error_code error;
+    std::filesystem::create_directories(*options.report_dir, error);
+    if (error) {
+      throw Error(fmt::format("cannot create the report folder '{}': {}",
+                              options.report_dir->string(), error.message()));
+    }
+    check_writable(*options.report_dir / "report.json");
+  }
+  // So does an outputs file that cannot be read.
+  std::optional<c10::IValue> expected;
+  if (options.expect) expected = lt::load_outputs_file(*options.expect);
+  std::vector<std::string> sample_files;
+  for (const auto& file : options.sample_files)
+    sample_files.push_back(file.string());
+  environment = {{"model", options.model.string()},
+                 {"sample_files", sample_files},
+                 {"device", options.device},
+                 {"libtorch", lt::libtorch_version()},
+                 {"aitune", aitune::version},
+                 {"date", utc_now_iso8601()},
+                 {"cuda_timing", AITUNE_WITH_CUDA != 0},
+                 {"intra_op_threads", at::get_num_threads()},
+                 {"hardware_threads", std::thread::hardware_concurrency()}};
+  const c10::Device device = lt::parse_device(options.device);
+  environment["device"] = device.str();
+  environment["machine"] = lt::describe_machine(device);
+  // Loading is the model's cost, outside the time budget: the report says what it took.
+  const auto load_start = std::chrono::steady_clock::now();
+  const lt::Model model = lt::load_model(options.model, device);
+  environment["model_load_ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
+          .count();
+  environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
+  // The other runtimes whose models the archive holds, and the versions that ran them.
+  if (model.is_exported()) {
+    const auto& converted = model.archive->runtime_variants;
+    if (converted.contains("onnx")) {
+      const std::string version = lt::OnnxRuntime::version();
+      environment["onnxruntime"] = version.empty() ? "not loaded" : version;
+    }
+    if (converted.contains("openvino")) {
+      const std::string version = lt::OpenVino::version();
+      environment["openvino"] = version.empty() ? "not in this build" : version;
+    }
+  }
+  std::vector<lt::AnyBackend> candidates =
+      make_candidates(options.backends, model, options.runtime_threads);
+  for (const auto& package : options.aoti_packages)
+    candidates.emplace_back(lt::AOTInductor(package));
+  // An archive whose only AOTInductor model is its baseline (no native runtime) still tunes: the
+  // report and --expect say how that model runs.
+  if (candidates.empty() && lt::aoti_baseline_of(model) == nullptr) {
+    throw Error(fmt::format("'{}' holds no AOTInductor model to try against its baseline {}: "
+                            "make some with tools/export_model.py, or pass --aoti PACKAGE.pt2",
+                            options.model.string(), lt::make_baseline(model).describe()));
+  }
+  if (options.tune_threads) {
+    const std::vector<int> counts = lt::torch_thread_counts();
+    if (device.is_cuda()) {
+      log.warn(0, "--tune-threads: LibTorch's CPU thread count does not change a CUDA model's "
+                  "kernels: no candidate added");
+    } else if (counts.empty()) {
+      log.warn(0, fmt::format("--tune-threads: this machine has no other LibTorch thread count "
+                              "worth trying than the process's {}",
+                              at::get_num_threads()));
+    }
+    candidates = lt::with_torch_threads(model, std::move(candidates), counts);
+  }
+  const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
+  const std::vector<lt::Sample> samples = make_samples(options, inputs, device);
+  // The precision a candidate computes in, as the report will name it: a precision variant's
+  // own, else the model's (read off its inputs or weights).
+  const aitune::Precision native = lt::model_precision(model, samples.front());
+  if (!options.precisions.empty()) {
+    try {
+      candidates = lt::keep_precisions(std::move(candidates), options.precisions, device, native);
+    } catch (const ConfigError& error) {
+      throw UsageError{fmt::format("--precision: {}", error.what())};
+    }
+  }
+  lt::apply_tolerances(candidates, options.tolerances, native);
+  std::vector<std::string> shapes;
+  for (const auto& input : inputs)
+    shapes.push_back(input.describe());
+  if (options.inputs.empty()) shapes = lt::describe_sample(samples.front());
+  environment["inputs"] = shapes;
+
+  if (model.is_exported() && !lt::NativeRuntime::available()) {
+    const lt::AotiModelInfo* compiled = lt::aoti_baseline_of(model);
+    if (compiled == nullptr && !lt::AOTInductor::available()) {
+      throw Error(fmt::format("'{}' is a torch.export archive: LibTorch {} runs neither its "
+                              "ExportedProgram (the native runtime is in 2.9 to 2.11) nor "
+                              "AOTInductor models (2.6 and newer)",
+                              options.model.string(), lt::libtorch_version()));
+    }
+    if (compiled == nullptr) {
+      throw Error(fmt::format(
+          "'{}' is a torch.export archive with no AOTInductor model, and its ExportedProgram runs "
+          "on LibTorch's native runtime, which LibTorch {} does not have (2.9 to 2.11 do): add "
+          "AOTInductor models with tools/export_model.py --variants",
+          options.model.string(), lt::libtorch_version()));
+    }
+    log.warn(0,
+             fmt::format("LibTorch {} has no native runtime to run the ExportedProgram: the "
+                         "baseline is the archive's first AOTInductor model, {}, and the "
+                         "candidates are checked against it, not against eager PyTorch (--expect "
+                         "checks against eager PyTorch's outputs: tools/export_model.py "
+                         "--save-io)",
+                         lt::libtorch_version(), compiled->name));
+  }
+  // With no candidate (an archive whose only AOTInductor model is its baseline) the baseline is
+  // the answer, which only a measured baseline can be: --no-validation has nothing to skip.
+  const bool validation = options.validation || candidates.empty();
+  if (validation != options.validation) {
+    log.info(0, "--no-validation: there is no candidate to hand back instead of the baseline, so "
+                "the baseline is measured");
+  }
+  ProfilingConfig profiling;
+  profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
+  if (options.sequential) profiling.set_schedule(Schedule::sequential);
+  if (options.stable) profiling.set_stop_rule(StableWindow());
+  if (options.switch_warmup_ms) {
+    profiling.set_race(
+        RaceConfig{profiling.race()}.set_switch_warmup_ms(*options.switch_warmup_ms));
+  }
+  const auto config =
+      StrategyConfig{}
+          .enable_performance_validation(validation)
+          .set_decision(DecisionConfig{}.set_rule(
+              options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
+          .set_profiling(profiling)
+          .enable_full_errors(options.verbose)
+          .enable_peak_reset(true)  // its own process: every backend's peak is worth knowing
+          .set_stop_token(stop)
+          .set_sink(log_line)
+          .set_log_level(log_level)
+          .set_progress([display](const Progress& progress) { display->show(progress); })
+          .set_module_name(options.model.stem().string());
+  std::optional<TuningCache> cache;
+  if (options.cache) {
+    cache.emplace(*options.cache);
+    cache->set_stop_token(stop);
+    cache->set_lock_timeout(std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));
+  }
+
+  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
+  // should not surface as every candidate failing in turn. (An archive of AOTInductor models
+  // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
+  // holds was tuned on these very shapes (the key covers them), and its rebuilt choice is
+  // checked on the samples: the probe would only add a baseline build to the hit.
+  const bool has_baseline = !model.is_exported() || lt::aoti_baseline_of(model) != nullptr ||
+                            model.archive->main_program().has_value();
+  std::optional<nlohmann::json> key;
+  if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
+  const bool cached = key && cache->find(*key, log);
+  if (has_baseline && !cached) {
+    std::string probed = "baseline";
+    try {
+      lt::AnyBackend probe = lt::make_baseline(model);
+      probed = fmt::format("baseline {}", probe.describe());
+      probe.build(model, samples);
+    } catch (const std::exception& error) {
+      // Loading (a weight missing from the archive) and running fail alike here: the cause says
+      // which, and the message blames neither the inputs nor the file.
+      throw Error(fmt::format("model '{}' with the inputs {}: its {} failed to load or run: {}",
+                              options.model.string(), fmt::join(shapes, " "), probed,
+                              lt::summarize_error(error)));
+    }
+  }
+
+  const lt::TunedModule tuned = lt::tune(model, samples,
+                                         {.candidates = std::move(candidates),
+                                          .config = config,
+                                          .cache = cache ? &*cache : nullptr,
+                                          .key = std::move(key)});
+  const TuneReport& report = tuned.report();
+
+  print_report("\n{}", render_table(report));
+  const CandidateReport* selected = report.selected_candidate();
+  const std::string baseline =
+      report.baseline ? report.baseline->backend : lt::make_baseline(model).describe();
+  environment["baseline"] = baseline;
+  // A machine busy with other work is named on the summary line too (the report's why has it).
+  const std::optional<aitune::BusyMachine>& busy = report.measurement.busy;
+  const std::string busy_note = busy ? "; " + busy->text : "";
+  if (busy && busy->undecided) {
+    print_report("selected {}: undecided, the baseline {} kept{}\n", report.selected, baseline,
+                 busy_note);
+  } else if (report.baseline_selected) {
+    print_report("selected {}: no candidate beat the baseline {}{}\n", report.selected, baseline,
+                 busy_note);
+  } else if (selected != nullptr && selected->speedup) {
+    print_report("selected {}: {} faster than the baseline {}{}\n", report.selected,
+                 format_speedup(*selected->speedup), baseline, busy_note);
+  } else {
+    print_report("selected {} (the baseline {} was not measured)\n", report.selected, baseline);
+  }
+
+  nlohmann::json json = to_json(report, {.raw_samples = options.raw_samples});
+  std::optional<std::string> differs;
+  if (options.expect) {
+    const aitune::OutputCheck check =
+        check_expected_outputs(tuned, samples.front(), *expected, *options.expect);
+    json["expected_outputs"] = {{"file", options.expect->string()},
+                                {"equal", check.passed},
+                                {"reason", check.reason},
+                                {"worst_error_ratio", worst_error_ratio(check)}};
+    if (!check.passed) {
+      differs = fmt::format("the tuned module's outputs differ from those in '{}': {}",
+                            options.expect->string(), check.reason);
+      json["error"] = *differs;
+    }
+  }
+  if (options.json) write_report(*options.json, json, environment);
+  if (options.report_dir) {
+    write_report_dir(*options.report_dir, report, environment, options.raw_samples);
+  }
+  if (differs) {  // the reports above keep the tuning and say this too
+    print_to_stderr("aitune-tune: error: {}\n", *differs);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace aitune_tune
