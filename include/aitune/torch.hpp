@@ -27,6 +27,7 @@
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
+#include "aitune/torch/model/pt2_archive.hpp"
 #include "aitune/torch/model/sample_file.hpp"
 #include "aitune/torch/serve/tuned_module.hpp"
 #include "aitune/torch/tune/background_tuning.hpp"

@@ -2,7 +2,8 @@
 #pragma once
 
 /// @file
-/// LibTorch's own messages, and where they can go. LibTorch has two kinds:
+/// LibTorch's own messages, and where they can go. Its errors become one line for people
+/// (summarize_error). Beside them LibTorch has two kinds:
 /// - **Warnings** (`TORCH_WARN`, a c10::Warning; TorchScript's `warnings.warn` too) go to a
 ///   warning handler that c10 keeps per thread. TorchWarningRoute sends those raised on its
 ///   thread, while it lives, to a Logger at warning level. lt::tune sets one around the whole
@@ -23,12 +24,40 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 
+#include <exception>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
+
+namespace detail {
+/// The line of a (often long, multi-line) LibTorch error message that says what went wrong:
+/// the last line of a TorchScript interpreter traceback, else the first line.
+inline std::string summarize_error(std::string_view text) {
+  if (text.find("Traceback of TorchScript") != std::string_view::npos) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+      text.remove_suffix(1);
+    const auto start = text.rfind('\n');
+    return std::string(start == std::string_view::npos ? text : text.substr(start + 1));
+  }
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+/// summarize_error of any exception, without LibTorch's C++ backtrace.
+inline std::string summarize_error(const std::exception& error) {
+  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) {
+    return summarize_error(torch_error->what_without_backtrace());
+  }
+  return summarize_error(error.what());
+}
+}  // namespace detail
+
+/// The line of a LibTorch error that says what went wrong (the last line of a TorchScript
+/// traceback, else the first line), without LibTorch's C++ backtrace: for messages to people.
+using detail::summarize_error;
 
 /// While it lives, LibTorch's warnings raised on the constructing thread go to `log` as
 /// warnings (prefixed "LibTorch: ", each distinct text once: a model that warns on every call

@@ -12,6 +12,7 @@
 #include "aitune/torch/model/model.hpp"
 
 #include <ATen/Dispatch.h>
+#include <torch/cuda.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +28,32 @@
 
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
+
+/// Parses `cpu`, `cuda` or `cuda:N` and checks that the device exists in this build.
+[[nodiscard]] inline c10::Device parse_device(std::string_view text) {
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(std::string(text));
+  } catch (const c10::Error&) {
+    throw ConfigError(fmt::format("unknown device '{}': expected cpu, cuda or cuda:N", text));
+  }
+  if (device.is_cpu()) return device;
+  if (!device.is_cuda()) {
+    throw ConfigError(fmt::format("device '{}' is not supported: expected cpu or cuda", text));
+  }
+  if (!torch::cuda::is_available()) {
+    throw ConfigError(fmt::format("device '{}' was asked for, but {}", text,
+                                  AITUNE_WITH_CUDA ? "no CUDA device is visible"
+                                                   : "this LibTorch was built without CUDA"));
+  }
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  if (device.has_index() && device.index() >= count) {
+    throw ConfigError(
+        fmt::format("device '{}' does not exist: {} CUDA device(s) are visible", text, count));
+  }
+  if (!device.has_index()) device = c10::Device(c10::kCUDA, 0);
+  return device;
+}
 
 struct InputSpec {
   std::vector<std::int64_t> shape;
