@@ -75,7 +75,7 @@ case "$which" in
   real)
     shift
     .venv/bin/python tools/bench_real.py --tune build/ci/examples/aitune-tune --out "$models/real" \
-      --variants default,freezing --json "$out/real.json" "$@" ;;
+      --variants default,freezing,onnx,openvino --json "$out/real.json" "$@" ;;
   serving)
     make_models --format pt2 --variants default,freezing mobilenet_v3_small
     "$out/aitune-bench-serving" "$models/mobilenet_v3_small.pt2" --input 1x3x224x224 \
