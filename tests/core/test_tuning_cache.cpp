@@ -285,6 +285,51 @@ TEST_CASE("A cache reached through a symbolic link is written through to its tar
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("A cache path through a dangling or looping link is written through, or not at all: "
+          "the link stays",
+          "[cache][trust]") {
+  // Before: either link was silently replaced by a regular file.
+  const auto dir = fresh_folder("links");
+  SECTION("a link to a file not made yet: made where the link points") {
+    const auto link = dir / "cache.json";
+    std::filesystem::create_directories(dir / "shared");
+    std::filesystem::create_symlink(dir / "shared" / "made.json", link);
+    TuningCache(link).store(key_a, report_a, nullptr, Logger(null_sink()));
+    CHECK(std::filesystem::is_symlink(link));
+    CHECK(std::filesystem::is_regular_file(dir / "shared" / "made.json"));
+    CHECK(TuningCache(link).find(key_a, Logger(null_sink())));
+  }
+  SECTION("a link into a folder that does not exist: an error, nothing written") {
+    const auto link = dir / "cache.json";
+    std::filesystem::create_symlink(dir / "missing" / "cache.json", link);
+    CHECK_THROWS_AS(TuningCache(link).store(key_a, report_a, nullptr, Logger(null_sink())), Error);
+    CHECK(std::filesystem::is_symlink(link));
+    CHECK_FALSE(std::filesystem::exists(dir / "missing"));
+  }
+  SECTION("links that go round in a loop: an error that says so, nothing written") {
+    std::filesystem::create_symlink(dir / "b.json", dir / "a.json");
+    std::filesystem::create_symlink(dir / "a.json", dir / "b.json");
+    std::filesystem::create_symlink(dir / "self.json", dir / "self.json");
+    for (const char* name : {"a.json", "self.json"}) {
+      INFO(name);
+      CHECK_THROWS_WITH(
+          TuningCache(dir / name).store(key_a, report_a, nullptr, Logger(null_sink())),
+          Catch::Contains("leads round in a loop"));
+      CHECK(std::filesystem::is_symlink(dir / name));
+    }
+    // Through tune_with_cache: a warning, and the tuning stands.
+    SinkRecorder sink;
+    FakeModel model;
+    auto strategy = make_strategy(model, {FakeBackend("Fast", 2.0)}, {}, &sink);
+    const TuningCache cache(dir / "a.json");
+    const auto result = tune_with_cache(strategy, cache, key_a, model, one_sample(), "net");
+    CHECK(result.report.selected == "Fast()");
+    CHECK(sink.contains("leads round in a loop"));
+    CHECK(std::filesystem::is_symlink(dir / "a.json"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("A store waits for another writer's lock only so long, and a hit never waits",
           "[cache][trust]") {
   using namespace std::chrono_literals;

@@ -441,13 +441,26 @@ class TuningCache {
     }
   };
 
-  /// The file written: the path, or the file a symbolic link there points to (writing the path
-  /// would replace the link, and a cache shared through links would silently stop being shared).
+  /// The file written: the path, or the file a symbolic link there points to, followed link by
+  /// link (writing the path would replace the link, and a cache shared through links would
+  /// silently stop being shared). A link to a file that does not exist yet is written through:
+  /// the file is made where it points. Throws when the links go round in a loop (more than 40
+  /// of them): the cache is then not written, and the links stay as they are.
   [[nodiscard]] std::filesystem::path target() const {
-    std::error_code error;
-    if (!std::filesystem::is_symlink(path_, error)) return path_;
-    const std::filesystem::path resolved = std::filesystem::weakly_canonical(path_, error);
-    return error ? path_ : resolved;
+    std::filesystem::path current = path_;
+    for (int links = 0; links <= 40; ++links) {
+      std::error_code error;
+      if (!std::filesystem::is_symlink(current, error)) return current;
+      const std::filesystem::path next = std::filesystem::read_symlink(current, error);
+      if (error) {
+        throw Error(fmt::format("tuning cache '{}': the link '{}' cannot be read: {}",
+                                path_.string(), current.string(), error.message()));
+      }
+      current = next.is_absolute() ? next : current.parent_path() / next;
+    }
+    throw Error(fmt::format("tuning cache '{}' is a symbolic link that leads round in a loop "
+                            "(or through more than 40 links): nothing is written through it",
+                            path_.string()));
   }
 
   /// Beside the file written, so that every link to one cache takes the same lock.
