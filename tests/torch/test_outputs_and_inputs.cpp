@@ -528,3 +528,35 @@ TEST_CASE("A baseline output with NaN or Inf is named by the reference warning",
         "the baseline's output[1]: 4 NaN or infinite values of 4: candidates are checked only "
         "to match them there");
 }
+
+TEST_CASE("A runtime's multi-line error is one line that keeps its cause", "[errors]") {
+  // OpenVINO: the first lines only say where; the cause comes last.
+  CHECK(summarize_error(
+            "OpenVINO 2026.4.1: Exception from src/inference/src/cpp/core.cpp:105:\n"
+            "Check 'element::Type::merge(a, b, c)' failed at src/core/src/op/convolution.cpp:45:\n"
+            "While validating node 'opset1::Convolution Convolution_211' with friendly_name "
+            "'Convolution_211':\n"
+            "Element types for data batch and filters do not match (data batch element type: "
+            "i64, filters element type: f32).\n\n") ==
+        "OpenVINO 2026.4.1: While validating node 'opset1::Convolution Convolution_211' with "
+        "friendly_name 'Convolution_211': Element types for data batch and filters do not match "
+        "(data batch element type: i64, filters element type: f32).");
+  // The native runtime: the failed node, its arguments, the cause, then a C++ backtrace.
+  CHECK(summarize_error("Exception while executing node: %conv2d = torch.ops.aten.conv2d.default("
+                        "input=%x)\nwith args:\narg0 input: Tensor long int[1, 3]cpu\narg1 "
+                        "weight: Tensor float[16, 3]cpu\n\nexpected scalar type Long but found "
+                        "Float\nException raised from check_type at TensorMethods.cpp:12 (most "
+                        "recent call first):\nframe #0: c10::Error::Error\n") ==
+        "Exception while executing node: %conv2d = torch.ops.aten.conv2d.default(input=%x); "
+        "expected scalar type Long but found Float");
+  // One line stays as it is; a TorchScript traceback gives its last line; a long one is cut,
+  // its start and its last line kept.
+  CHECK(summarize_error("just this") == "just this");
+  CHECK(summarize_error("Traceback of TorchScript (most recent call last):\n  File x\n"
+                        "RuntimeError: the cause\n") == "RuntimeError: the cause");
+  const std::string long_text = std::string(2000, 'a') + "\nthe cause at the end";
+  const std::string cut = summarize_error(long_text);
+  CHECK(cut.size() < 600);
+  CHECK_THAT(cut, Catch::EndsWith("the cause at the end"));
+  CHECK(cut.find('\n') == std::string::npos);
+}

@@ -18,12 +18,17 @@
 ///   Python's torch starts, not by a C++ program. The library never changes the threshold on its
 ///   own (it belongs to the process); aitune-tune raises it unless `--verbose`.
 
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <set>
 #include <string>
@@ -34,16 +39,85 @@ namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
 namespace detail {
-/// The line of a (often long, multi-line) LibTorch error message that says what went wrong:
-/// the last line of a TorchScript interpreter traceback, else the first line.
+
+/// The most characters a summary keeps: a reason is one line of a report.
+inline constexpr std::size_t summary_limit = 500;
+
+/// Whether `text` is a source location, `path:line:` (no spaces; digits after the last colon).
+[[nodiscard]] inline bool is_source_location(std::string_view text) {
+  if (!text.ends_with(':') || text.find(' ') != std::string_view::npos) return false;
+  text.remove_suffix(1);
+  const auto colon = text.rfind(':');
+  return colon != std::string_view::npos && colon > 0 && colon + 1 < text.size() &&
+         std::all_of(text.begin() + static_cast<std::ptrdiff_t>(colon + 1), text.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// `line` less a trailing note of where an error was raised, which is all some of OpenVINO's
+/// lines say (`Exception from src/inference/src/cpp/core.cpp:105:`, `Check '...' failed at
+/// src/core/src/op/convolution.cpp:45:`); what comes before it stays (`OpenVINO 2026.4.1:`).
+[[nodiscard]] inline std::string_view without_location(std::string_view line) {
+  std::size_t at = line.find("Exception from ");
+  bool located = at != std::string_view::npos && is_source_location(line.substr(at + 15));
+  if (!located) {
+    at = line.find("Check '");
+    const auto failed = at == std::string_view::npos ? at : line.find("' failed at ", at + 7);
+    located = failed != std::string_view::npos && is_source_location(line.substr(failed + 12));
+  }
+  if (!located) return line;
+  line = line.substr(0, at);
+  while (!line.empty() && line.back() == ' ')
+    line.remove_suffix(1);
+  return line;
+}
+
+/// Whether `line` lists a failed node's arguments (the native runtime's `with args:`, then
+/// `arg0 input: Tensor long int[1, 3]cpu`, ...): detail, not the cause.
+[[nodiscard]] inline bool is_argument_line(std::string_view line) {
+  if (line == "with args:") return true;
+  if (!line.starts_with("arg") || line.size() < 4) return false;
+  std::size_t digits = 3;
+  while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9')
+    ++digits;
+  return digits > 3 && digits < line.size() && line[digits] == ' ';
+}
+
+/// A (often long, multi-line) LibTorch or runtime error message as one line that says what went
+/// wrong: the last line of a TorchScript interpreter traceback; otherwise its lines joined, less
+/// what only says where (OpenVINO's source locations, a C++ backtrace from `Exception raised
+/// from` on, the Python stack of the exporting program, a node's argument listing), so that a
+/// cause given on a later line (OpenVINO's, the native runtime's `expected scalar type ...`) is
+/// kept. At most summary_limit characters: the start and the last line where it is longer.
 inline std::string summarize_error(std::string_view text) {
   if (text.find("Traceback of TorchScript") != std::string_view::npos) {
     while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
       text.remove_suffix(1);
     const auto start = text.rfind('\n');
-    return std::string(start == std::string_view::npos ? text : text.substr(start + 1));
+    return aitune::detail::cut_text(start == std::string_view::npos ? text : text.substr(start + 1),
+                                    summary_limit);
   }
-  return std::string(text.substr(0, text.find('\n')));
+  for (const std::string_view tail : {"\nException raised from ", "\nOriginal Python stacktrace"}) {
+    if (const auto at = text.find(tail); at != std::string_view::npos) text = text.substr(0, at);
+  }
+  std::string summary;
+  std::string_view last;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
+      line.remove_suffix(1);
+    line = without_location(line);
+    if (line.empty() || is_argument_line(line)) continue;
+    if (!summary.empty()) summary += summary.back() == ':' ? " " : "; ";
+    summary += line;
+    last = line;
+  }
+  if (summary.size() <= summary_limit) return summary;
+  return fmt::format("{} ... {}", summary.substr(0, summary_limit / 2),
+                     aitune::detail::cut_text(last, summary_limit / 2));
 }
 
 /// summarize_error of any exception, without LibTorch's C++ backtrace.
@@ -55,8 +129,8 @@ inline std::string summarize_error(const std::exception& error) {
 }
 }  // namespace detail
 
-/// The line of a LibTorch error that says what went wrong (the last line of a TorchScript
-/// traceback, else the first line), without LibTorch's C++ backtrace: for messages to people.
+/// A LibTorch or runtime error as one line that says what went wrong (see detail's), without
+/// LibTorch's C++ backtrace: for messages to people.
 using detail::summarize_error;
 
 /// While it lives, LibTorch's warnings raised on the constructing thread go to `log` as
@@ -108,12 +182,15 @@ class TorchWarningRoute {
 };
 
 /// Sets the threshold of LibTorch's log lines (c10's LOG) for the whole process: `info` shows
-/// LibTorch's INFO lines too, `warning` (LibTorch's default) its warnings and errors, `off` only
-/// its errors. It is one number that every thread reads: set it at start-up, before other
-/// threads use LibTorch. The library never calls it on its own.
+/// LibTorch's INFO lines too, `warning` (LibTorch's default) its warnings and errors, `off` none
+/// but the fatal ones. An ERROR line comes with the exception that ends the call (the native
+/// runtime logs each failed node, C++ backtrace and all, then throws), and the exception reaches
+/// the report: `off` leaves only the report's one line. It is one number that every thread
+/// reads: set it at start-up, before other threads use LibTorch. The library never calls it on
+/// its own.
 inline void set_libtorch_log_level(LogLevel threshold) noexcept {
-  // The severities, as c10 and glog number them: INFO 0, WARNING 1, ERROR 2.
-  const int severity = threshold == LogLevel::info ? 0 : threshold == LogLevel::warning ? 1 : 2;
+  // The severities, as c10 and glog number them: INFO 0, WARNING 1, ERROR 2, FATAL 3.
+  const int severity = threshold == LogLevel::info ? 0 : threshold == LogLevel::warning ? 1 : 3;
 #ifdef C10_USE_GLOG
   FLAGS_minloglevel = severity;  // a LibTorch built with glog (Debian's) logs through it
 #else

@@ -59,6 +59,13 @@ namespace aitune {
 }
 
 namespace detail {
+/// `text` cut to `limit` characters, saying how many were left out: a reason is one line of a
+/// report, whatever size the text it came from.
+[[nodiscard]] inline std::string cut_text(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  return fmt::format("{} ... ({} more characters)", text.substr(0, limit), text.size() - limit);
+}
+
 /// `title (N):` and then each item on its own line, numbered from 1 and indented.
 [[nodiscard]] inline std::string numbered_list(std::string_view title,
                                                const std::vector<std::string>& items) {
