@@ -222,13 +222,22 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-/// A runtime session's thread count as text: a whole number from `least` to 4096, else
-/// nothing.
+/// The most threads a runtime session may be given: this machine's hardware threads. More only
+/// oversubscribe the cores, and a session makes its threads when it is created, which no stop
+/// can interrupt (ONNX Runtime took over a minute to make 4096 on 2 cores). 4096 where the count
+/// is unknown.
+inline int max_session_threads() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 4096 : static_cast<int>(std::min(cores, 4096U));
+}
+
+/// A runtime session's thread count as text: a whole number from `least` to
+/// max_session_threads(), else nothing.
 inline std::optional<int> thread_count(std::string_view text, int least) {
   int threads = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
   if (error != std::errc() || end != text.data() + text.size() || threads < least ||
-      threads > 4096) {
+      threads > max_session_threads()) {
     return std::nullopt;
   }
   return threads;
@@ -242,7 +251,9 @@ inline int runtime_threads_of(const std::string& name) {
   const std::optional<int> threads = thread_count(std::string_view(name).substr(at + 1), 1);
   if (!threads) {
     throw UsageError{fmt::format(
-        "'{}' in --backends: after the @ comes the session's thread count, from 1 to 4096", name)};
+        "'{}' in --backends: after the @ comes the session's thread count, from 1 to {} (this "
+        "machine's hardware threads)",
+        name, max_session_threads())};
   }
   return *threads;
 }
@@ -274,8 +285,9 @@ inline std::vector<int> parse_runtime_threads(const std::string& text) {
     const std::optional<int> threads = thread_count(count, 0);
     if (!threads) {
       throw UsageError{fmt::format("--runtime-threads takes sweep or thread counts from 0 (the "
-                                   "runtime's default) to 4096, comma-separated; got '{}'",
-                                   text)};
+                                   "runtime's default) to {} (this machine's hardware threads), "
+                                   "comma-separated; got '{}'",
+                                   max_session_threads(), text)};
     }
     if (std::find(counts.begin(), counts.end(), *threads) == counts.end()) {
       counts.push_back(*threads);
@@ -527,13 +539,20 @@ inline Options parse_arguments(int argc, char** argv) {
     }
   }
   if (app.count("--backends") > 0) {
-    for (const std::string_view name : aitune::comma_separated(backends)) {
-      if (name.empty()) throw UsageError{"--backends has an empty name (two commas in a row?)"};
+    for (const std::string_view text : aitune::comma_separated(backends)) {
+      if (text.empty()) throw UsageError{"--backends has an empty name (two commas in a row?)"};
+      // One spelling per session: onnx@02 is onnx@2, so it cannot be raced twice as two names.
+      std::string name(text);
+      if (const auto at = name.find('@'); at != std::string::npos) {
+        name = fmt::format("{}@{}", name.substr(0, at), runtime_threads_of(name));
+      }
       if (std::find(options.backends.begin(), options.backends.end(), name) !=
           options.backends.end()) {
-        throw UsageError{fmt::format("--backends names '{}' twice", name)};
+        throw UsageError{name == text
+                             ? fmt::format("--backends names '{}' twice", name)
+                             : fmt::format("--backends names '{}' twice (as '{}')", name, text)};
       }
-      options.backends.emplace_back(name);  // checked once the model's kind is known
+      options.backends.push_back(std::move(name));  // checked once the model's kind is known
     }
     if (options.backends.empty()) throw UsageError{"--backends lists no backend"};
   }

@@ -420,6 +420,21 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   if (busy && busy->undecided) {
     print_report("selected {}: undecided, the baseline {} kept{}\n", report.selected, baseline,
                  busy_note);
+  } else if (report.baseline_selected &&
+             std::none_of(report.candidates.begin(), report.candidates.end(),
+                          [](const CandidateReport& row) { return row.latency.has_value(); })) {
+    // Nothing raced it: say why (every candidate failed, or the time budget ran out first).
+    print_report("selected {}: the baseline, since {}\n", report.selected, report.decision);
+  } else if (report.baseline_selected &&
+             report.measurement.stop_reason == aitune::StopReason::time_budget) {
+    // The race was cut short: not "no candidate beat it", which it had no time to learn.
+    const auto raced = std::count_if(report.candidates.begin(), report.candidates.end(),
+                                     [](const CandidateReport& row) { return row.latency; });
+    print_report("selected {}: the baseline, since the time budget ran out before a candidate was "
+                 "shown faster ({} of {} candidate(s) raced, over {} round(s)); give the tuning "
+                 "more time{}\n",
+                 report.selected, raced, report.candidates.size(), report.measurement.rounds,
+                 busy_note);
   } else if (report.baseline_selected) {
     print_report("selected {}: no candidate beat the baseline {}{}\n", report.selected, baseline,
                  busy_note);

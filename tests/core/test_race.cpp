@@ -686,6 +686,12 @@ TEST_CASE("Time budgets stop the race and fail what they must", "[race]") {
     CHECK(result.report.candidates[1].status == CandidateStatus::skipped);
     CHECK_THAT(result.report.candidates[1].reason,
                Catch::Contains("the tuning's time budget was spent"));
+    // Nothing raced the baseline: the decision says the budget ran out, not that none beat it.
+    CHECK_FALSE(result.report.candidates[0].latency);
+    CHECK(result.baseline_selected());
+    CHECK_THAT(result.report.decision,
+               Catch::StartsWith("no candidate was measured: the time budget ran out with 2 of "
+                                 "the 2 candidate(s) not tried or not measured"));
   }
 }
 

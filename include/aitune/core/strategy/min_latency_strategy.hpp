@@ -413,9 +413,7 @@ class MinLatencyStrategy {
       }
     } else if (baseline_usable && guard_.try_activate(*baseline, *report.baseline)) {
       return hand_back(std::move(*baseline), std::nullopt, std::nullopt, std::move(report),
-                       report.every_candidate_failed()
-                           ? "every candidate failed (see their reasons)"
-                           : "no candidate could be measured");
+                       detail::why_none_measured(report));
     }
     throw detail::no_correct_backend(std::move(report), config_.performance_validation());
   }
@@ -423,7 +421,7 @@ class MinLatencyStrategy {
   /// `backend`, the candidate at `index` (none: the baseline), handed back as selected for `why`,
   /// and, on a busy machine, what that did to the measurement (`best`: the best candidate).
   TuneResult<B> hand_back(B backend, std::optional<std::size_t> index,
-                          std::optional<std::size_t> best, TuneReport report, std::string why) {
+                          std::optional<std::size_t> best, TuneReport&& report, std::string why) {
     why += note_busy_machine(report, best ? &report.candidates[*best] : nullptr, !index);
     CandidateReport& row = index ? report.candidates[*index] : *report.baseline;
     row.selected = true;

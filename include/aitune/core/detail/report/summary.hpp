@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -77,12 +79,32 @@ perf_validation_results_of(const TuneReport& report) {
   std::vector<PerfValidationResult> results;
   if (!report.baseline || !report.baseline->latency) return results;
   for (const CandidateReport& row : report.candidates) {
-    if (!row.speedup || !row.latency) continue;
+    if (!row.speedup || !row.latency || row.status != CandidateStatus::ok) continue;
     results.push_back(PerfValidationResult{row.backend, row.latency->median,
                                            report.baseline->latency->median, *row.speedup,
                                            *row.speedup >= 1.0});
   }
   return results;
+}
+
+/// Why the baseline is handed back without any candidate measured: every candidate failed (the
+/// rows say why), or the time budget ran out first, with how many candidates it left untried or
+/// unmeasured and what to change.
+[[nodiscard]] inline std::string why_none_measured(const TuneReport& report) {
+  const auto skipped = static_cast<std::size_t>(std::count_if(
+      report.candidates.begin(), report.candidates.end(),
+      [](const CandidateReport& row) { return row.status == CandidateStatus::skipped; }));
+  if (skipped == 0) {
+    return report.every_candidate_failed() ? "every candidate failed (see their reasons)"
+                                           : "no candidate could be measured";
+  }
+  return fmt::format("no candidate was measured: the time budget ran out with {} of the {} "
+                     "candidate(s) not tried or not measured (see their rows); give the tuning "
+                     "more time{}",
+                     skipped, report.candidates.size(),
+                     report.checked_samples ? ", or fewer samples to check (the baseline's pass "
+                                              "over them took half of it)"
+                                            : "");
 }
 
 /// The error of a tuning that has no backend to hand back: every candidate with its reason. Its
