@@ -1018,3 +1018,42 @@ TEST_CASE("is_better answers as the strategy decides between one candidate and t
     }
   }
 }
+
+TEST_CASE("A graph's reduced-precision run is incorrect when its full-precision run is",
+          "[strategy][graph]") {
+  // The same graph in fp32 and bf16 (as one OpenVINO IR is): fp32's outputs are wrong; bf16's
+  // check, here, passes. The bf16 run must share its graph's verdict and never be selected,
+  // whichever is listed first and whatever the schedule.
+  const auto variant = [](std::string name, std::string precision, bool wrong, double ms) {
+    FakeBehaviour behaviour{std::move(name), {ms}};
+    behaviour.precision = std::move(precision);
+    behaviour.graph = "ir";
+    if (wrong) behaviour.output_offset = 0.5;
+    return FakeBackend(behaviour);
+  };
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    for (const bool bf16_first : {false, true}) {
+      INFO(to_string(schedule) << (bf16_first ? ", bf16 listed first" : ", fp32 listed first"));
+      FakeModel model;
+      std::vector<FakeBackend> candidates{variant("Fp32", "", true, 4.0),
+                                          variant("Bf16", "bf16", false, 2.0),
+                                          FakeBackend("Other", 6.0)};
+      if (bf16_first) std::swap(candidates[0], candidates[1]);
+      auto strategy =
+          make_strategy(model, candidates,
+                        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_schedule(schedule)));
+      const auto result = strategy.tune(model, one_sample());
+      const CandidateReport& bf16 = entry(result.report, "Bf16()");
+      CHECK(bf16.status == CandidateStatus::incorrect);
+      CHECK_THAT(bf16.reason, Catch::StartsWith("the full-precision run of its graph, Fp32(), is "
+                                                "incorrect: "));
+      CHECK(result.report.selected == "Other()");
+      CHECK(entry(result.report, "Other()").status == CandidateStatus::ok);
+    }
+  }
+  // A graph of its own, or one whose full-precision run passes, keeps its own verdict.
+  FakeModel model;
+  auto strategy =
+      make_strategy(model, {variant("Fp32", "", false, 4.0), variant("Bf16", "bf16", false, 2.0)});
+  CHECK(strategy.tune(model, one_sample()).report.selected == "Bf16()");
+}

@@ -34,6 +34,7 @@ struct FakeBehaviour {
   std::optional<std::size_t> throw_on_call{};  ///< 1-based infer call that throws
   double output_offset = 0.0;                  ///< above 1e-9: wrong outputs
   std::string precision{};                     ///< non-empty: it computes in this lower precision
+  std::string graph{};  ///< the graph it runs, shared with its other-precision variants
   /// A lifecycle call that throws: "describe", "key", "activate" or "deactivate" (empty: none).
   /// It throws an int, not a std::exception: user code may throw anything.
   std::string throw_in{};
@@ -165,6 +166,8 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
     if (behaviour_.throw_in == "key") throw 42;
     return "fake:" + behaviour_.name;
   }
+  /// The customisation point for the graph it runs (aitune::graph_of).
+  [[nodiscard]] const std::string& graph() const { return behaviour_.graph; }
   /// The customisation point that follows a run of calls (aitune::after_calls).
   void after_calls() {
     if (found_process_value_ && process_value_) *process_value_ = *found_process_value_;

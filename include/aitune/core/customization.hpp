@@ -18,6 +18,8 @@
 ///   and `decode_outputs(text)`; without them a hit builds the baseline, as before.
 /// - aitune::after_calls<B>: what follows a run of calls to one backend, before any other
 ///   backend is called. By default `backend.after_calls()`, if B has it, else nothing.
+/// - aitune::graph_of<B>: the graph a backend runs, which its variants in other precisions share,
+///   and with it their verdict. By default `backend.graph()`, if B has it, else its own.
 ///
 /// Specialise the traits for a backend type you do not own.
 
@@ -141,6 +143,24 @@ struct reference_codec {
   /// The outputs `encode` wrote; throws when `text` is not such a text.
   [[nodiscard]] static std::vector<output_type> decode(const std::string& text) requires available {
     return B::decode_outputs(text);
+  }
+};
+
+/// The identity of the computation graph `backend` runs, shared by the variants that run the same
+/// graph in another precision (the same ONNX model or OpenVINO IR in fp32 and bf16): their
+/// verdicts are shared (a reduced-precision run of a graph whose full-precision run is incorrect
+/// is incorrect too). By default `backend.graph()`, if B has it, else none (empty): a graph of
+/// its own.
+template <class B>
+struct graph_of {
+  [[nodiscard]] static std::string of(const B& backend) {
+    if constexpr (requires {
+                    { backend.graph() } -> std::convertible_to<std::string>;
+                  }) {
+      return backend.graph();
+    } else {
+      return {};
+    }
   }
 };
 

@@ -96,6 +96,9 @@ struct CandidateReport {
   RoundSeries rounds{};
   std::size_t calls = 0;  ///< calls made to measure it
   std::string note{};     ///< e.g. why it left the race early
+  /// The graph it runs, shared with its variants in other precisions (aitune::graph_of); empty:
+  /// a graph of its own. Not in the JSON.
+  std::string graph{};
   /// The precision it computes in, as its correctness check said (none when not checked).
   std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's

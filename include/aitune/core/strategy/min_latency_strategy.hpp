@@ -322,6 +322,14 @@ class MinLatencyStrategy {
   /// becomes the fallback, a candidate competes with the best so far.
   Standing measure(const TuneInputs& in, const Reference& reference, Waiting waiting,
                    Standing standing, TuneReport& report, detail::LookObserver on_look) {
+    // Variants of one graph share its verdict (detail/strategy/graph_verdicts.hpp).
+    std::erase_if(waiting.candidates, [&](Prepared& p) {
+      return guard_.refused_for_graph(report, report.candidates[p.index], p.backend);
+    });
+    if (standing.best && guard_.refused_for_graph(report, report.candidates[standing.best->index],
+                                                  standing.best->backend)) {
+      standing.best.reset();
+    }
     std::vector<detail::Entrant> entrants =
         detail::entrants_of(waiting, report, guard_, in.samples,
                             in.profiling.candidate_time_budget_ms(), config_.stop_token());
@@ -452,6 +460,7 @@ class MinLatencyStrategy {
     const detail::Name name = guard_.name_of(candidate, guard_.position_of(index));
     CandidateReport& row =
         report.candidates.emplace_back(CandidateReport{name.description, name.key});
+    row.graph = name.graph;
     log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), row.backend));
     if (name.failure) detail::fail(row, detail::PrepareStep::name, *name.failure);
     return row;

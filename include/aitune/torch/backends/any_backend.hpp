@@ -37,7 +37,8 @@ class AnyBackend {
   /// `after_calls()` (aitune::after_calls; default: nothing), `shape_specialised()` (default:
   /// false; true for a backend made for the samples' shapes only, which makes a tuning's
   /// TunedModule hold every input to those shapes), `torch_thread_use()` (default: LibTorch's
-  /// threads at the process's count) and `loaded_files()` (default: none).
+  /// threads at the process's count), `graph()` (aitune::graph_of; default: a graph of its own)
+  /// and `loaded_files()` (default: none).
   ///
   /// The constraint asks only for the three LibTorch types; the rest of TorchBackend is checked
   /// in the body. So a wrapper whose constructor takes an AnyBackend compiles (checking whether
@@ -91,6 +92,9 @@ class AnyBackend {
   }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return impl_->shape_specialised(); }
+  /// The graph the wrapped backend runs, shared with its other-precision variants
+  /// (aitune::graph_of).
+  [[nodiscard]] std::string graph() const { return impl_->graph(); }
   /// How the wrapped backend's calls use LibTorch's threads (torch_thread_use_of).
   [[nodiscard]] TorchThreadUse torch_thread_use() const { return impl_->torch_thread_use(); }
   /// The files the backend loads at build (an AOTInductor package), for the tuning cache's key:
@@ -126,6 +130,7 @@ class AnyBackend {
     virtual bool thread_safe() const = 0;
     virtual bool shape_specialised() const = 0;
     virtual TorchThreadUse torch_thread_use() const = 0;
+    virtual std::string graph() const = 0;
     virtual std::vector<std::filesystem::path> loaded_files() const = 0;
   };
 
@@ -166,6 +171,7 @@ class AnyBackend {
       }
     }
     TorchThreadUse torch_thread_use() const override { return torch_thread_use_of(backend); }
+    std::string graph() const override { return aitune::graph_of<B>::of(backend); }
     std::vector<std::filesystem::path> loaded_files() const override {
       if constexpr (requires { backend.loaded_files(); }) {
         return backend.loaded_files();

@@ -267,6 +267,11 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   [[nodiscard]] static constexpr bool thread_safe() noexcept {
     return true;
   }
+  /// The converted model it runs: every session of it shares its verdict, whatever its threads
+  /// or precision (aitune::graph_of).
+  [[nodiscard]] std::string graph() const {
+    return "onnx:" + package_.string();
+  }
   /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
   [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
     return TorchThreadUse::none;

@@ -21,6 +21,7 @@
 
 #include <filesystem>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,7 @@ class WrapperBackend : public BackendLifecycle<Derived> {
   [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
   [[nodiscard]] TorchThreadUse torch_thread_use() const { return inner_.torch_thread_use(); }
+  [[nodiscard]] std::string graph() const { return inner_.graph(); }
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
     return inner_.loaded_files();
   }

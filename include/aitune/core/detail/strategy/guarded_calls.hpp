@@ -10,6 +10,7 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/detail/measure/measurement.hpp"
+#include "aitune/core/detail/strategy/graph_verdicts.hpp"
 #include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/message_sink.hpp"
@@ -78,6 +79,7 @@ struct Name {
   std::string description;
   std::string key;
   std::optional<std::string> failure{};
+  std::string graph{};  ///< aitune::graph_of: empty where it has none, or naming it threw
 };
 
 /// The guards around the calls that are not timed: naming, releasing and activating a backend,
@@ -116,6 +118,10 @@ class GuardedCalls {
       name.key = backend.key();
     } catch (...) {
       name.failure = fmt::format("key() threw: {}", failure_text());
+    }
+    try {
+      name.graph = graph_of<B>::of(backend);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a graph of its own, then
     }
     return name;
   }
@@ -258,6 +264,15 @@ class GuardedCalls {
                      }
                    },
                    [&backend] { after_calls<B>::run(backend); }, budget_ms};
+  }
+
+  /// Whether `row`'s `backend` is refused for its graph (detail::refuse_for_graph: the
+  /// full-precision run of its graph is incorrect): its row says so, and it is released.
+  bool refused_for_graph(const TuneReport& report, CandidateReport& row, B& backend) const {
+    if (!refuse_for_graph(report, row)) return false;
+    log_.warn(2, fmt::format("{}: {}: {}", row.backend, to_label(row.status), row.reason));
+    release(backend);
+    return true;
   }
 
   void warn_baseline_failed(const CandidateReport& row) const {
