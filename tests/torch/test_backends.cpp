@@ -699,6 +699,24 @@ TEST_CASE("A .pt2 model tunes: its baseline, AOTInductor candidates checked and 
   CHECK_THROWS_AS(tuned.forward(squeezenet_samples("1x3x112x112")[0]), Error);
 }
 
+TEST_CASE("A channels-last sample runs on an AOTInductor model, as on the baseline", "[exported]") {
+  // Before: every AOTInductor candidate failed (strides it was not compiled for), saying nothing
+  // of strides. The values are the same; only the memory layout differs.
+  const Model model = load_model(exported_squeezenet());
+  std::vector<Sample> samples = squeezenet_samples();
+  samples[0][0] = samples[0][0].toTensor().contiguous(at::MemoryFormat::ChannelsLast);
+  REQUIRE_FALSE(samples[0][0].toTensor().is_contiguous());
+  const AotiModelInfo& compiled = model.archive->aoti_models.at(0);
+  const TunedModule tuned = tune(
+      model, samples,
+      {.candidates = std::vector<AnyBackend>{AOTInductor::from_archive(*model.archive, compiled)},
+       .config = quick_config().enable_performance_validation(false)});
+  const CandidateReport& row = tuned.report().candidates.at(0);
+  INFO(row.reason);
+  CHECK(row.status == CandidateStatus::ok);
+  CHECK(samples[0][0].toTensor().is_contiguous(at::MemoryFormat::ChannelsLast));  // untouched
+}
+
 TEST_CASE("AOTInductor models never run on inputs they were not compiled for", "[exported]") {
   const Model model = load_model(exported_squeezenet());
   const auto& compiled = model.archive->aoti_models.front();

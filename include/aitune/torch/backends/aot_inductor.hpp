@@ -35,13 +35,18 @@
 #include <ATen/Parallel.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <dirent.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <ftw.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <span>
@@ -84,6 +89,82 @@ inline std::string export_shapes_hint(const Model& model, const std::filesystem:
                      "at the shapes it was compiled for, unless exported with dynamic shapes)",
                      fmt::join(shapes, " "));
 }
+
+/// LibTorch's package loader extracts a package into a new folder `/tmp/XXXXXX` (a fixed path: it
+/// does not read TMPDIR), as `/tmp/XXXXXX/<the archive's folder>/data/aotinductor/<model>/...`,
+/// and removes it when the loader goes; a loader whose construction throws (a damaged package)
+/// never goes, and its folder would stay, megabytes each time. These find and remove it: a folder
+/// made during the failed load that holds that archive's model. (Another process loading the same
+/// model of the same archive at that moment could lose its folder: a failed load and a
+/// concurrent load of the same package are the case left.) POSIX calls, not std::filesystem:
+/// the PyTorch wheel's libtorch.so exports an older std::filesystem whose remove_all crashes
+/// when called from code built by a newer GCC.
+class ExtractionFolders {
+ public:
+  /// The folders in the temporary folder before a load.
+  ExtractionFolders() : root_(temporary_root()), before_(folders_in(root_)) {}
+
+  /// After a load of the model `model_name` of the package at `package` that failed: removes
+  /// each folder that appeared since and holds that model (another process's stay).
+  void remove_left_by(const std::string& package, const std::string& model_name) const noexcept {
+    try {
+      const std::string archive_folder = first_record_folder(package);
+      if (archive_folder.empty()) return;
+      for (const std::string& name : folders_in(root_)) {
+        if (std::find(before_.begin(), before_.end(), name) != before_.end()) continue;
+        const std::string folder = root_ + "/" + name;
+        struct stat info {};
+        const std::string model = folder + "/" + archive_folder + "/data/aotinductor/" + model_name;
+        if (::lstat(model.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) remove_tree(folder);
+      }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the load's own error is the one reported
+    }
+  }
+
+ private:
+  static std::string temporary_root() { return "/tmp"; }
+
+  /// The folder every record of the zip at `package` lies in, from its first local header (name
+  /// length at byte 26, the name from byte 30); empty when it cannot be read.
+  static std::string first_record_folder(const std::string& package) {
+    std::ifstream file(package, std::ios::binary);
+    std::array<unsigned char, 30> header{};
+    if (!file.read(reinterpret_cast<char*>(header.data()), header.size()) || header[0] != 'P' ||
+        header[1] != 'K' || header[2] != 3 || header[3] != 4) {
+      return {};
+    }
+    std::string name(static_cast<std::size_t>(header[26] | (header[27] << 8)), '\0');
+    if (!file.read(name.data(), static_cast<std::streamsize>(name.size()))) return {};
+    const auto slash = name.find('/');
+    return slash == std::string::npos || slash == 0 ? std::string() : name.substr(0, slash);
+  }
+
+  static std::vector<std::string> folders_in(const std::string& root) {
+    std::vector<std::string> names;
+    DIR* listing = ::opendir(root.c_str());
+    if (listing == nullptr) return names;
+    while (const dirent* entry = ::readdir(listing)) {
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat info {};
+      if (::lstat((root + "/" + name).c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+        names.push_back(name);
+      }
+    }
+    ::closedir(listing);
+    return names;
+  }
+
+  static void remove_tree(const std::string& folder) {
+    ::nftw(
+        folder.c_str(),
+        [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+        FTW_DEPTH | FTW_PHYS);
+  }
+
+  std::string root_;
+  std::vector<std::string> before_;
+};
 
 }  // namespace detail
 
@@ -299,7 +380,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     std::vector<at::Tensor> inputs;
     for (const auto& value : sample) {
       const at::Tensor& input = tensor_input(value);
-      inputs.push_back(input_writes_.protect(input.to(device_), input));
+      // The package was compiled for the example inputs' strides, which export makes contiguous:
+      // a channels-last or sliced input is copied into that layout (its values are the same).
+      inputs.push_back(input_writes_.protect(input.to(device_).contiguous(), input));
     }
     std::vector<at::Tensor> outputs = loader_->run(inputs);
     if (structure_) return rebuild_outputs(*structure_, outputs);
@@ -325,6 +408,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   void load() {
 #if AITUNE_HAS_AOTI
     const c10::DeviceGuard device_guard(device_);
+    const detail::ExtractionFolders extraction;
     try {
 #if AITUNE_TORCH_AT_LEAST(2, 9)  // the device index argument (checked: 2.11)
       const c10::DeviceIndex index = device_.is_cuda() ? device_.index() : -1;
@@ -335,6 +419,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
           std::make_shared<torch::inductor::AOTIModelPackageLoader>(package_.string(), model_name_);
 #endif
     } catch (const std::exception& cause) {
+      extraction.remove_left_by(package_.string(), model_name_);
       throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can load: {}",
                               package_.string(), model_name_, detail::summarize_error(cause)));
     }
