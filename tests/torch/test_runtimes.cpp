@@ -6,8 +6,12 @@
 #include "torch/exported_models.hpp"
 #include "torch/torch_catch.hpp"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -134,6 +138,7 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
 
 #if AITUNE_TEST_EXPORTED
 using aitune::testing::check_equal_to_eager;
+using aitune::testing::Exported;
 using aitune::testing::exported;
 using aitune::testing::keys_of;
 using aitune::testing::quick_config;
@@ -298,5 +303,207 @@ TEST_CASE("An ONNX Runtime session serves calls from several threads at once, ea
   for (auto& thread : threads)
     thread.join();
   CHECK(wrong == std::vector<int>(4, 0));
+}
+
+namespace {
+
+/// dict_outputs.pt2 with one fault (tests/support/make_damaged_archives.py), run on
+/// dict_outputs' own samples.
+Exported damaged(const std::string& fault) {
+  Exported model = exported("dict_outputs");
+  const auto path = aitune::testing::exported_dir() / ("damaged_" + fault + ".pt2");
+  if (!std::filesystem::exists(path)) {
+    FAIL("missing " << path << ": run tests/support/make_damaged_archives.py (ctest does it)");
+  }
+  model.model = load_model(path);
+  return model;
+}
+
+/// The report's row of the candidate whose description starts with `prefix`.
+const CandidateReport& row_of(const TuneReport& report, std::string_view prefix) {
+  for (const CandidateReport& row : report.candidates) {
+    if (row.backend.starts_with(prefix)) return row;
+  }
+  FAIL("no candidate " << prefix << " in the report");
+  return report.candidates.front();
+}
+
+TuneReport tune_damaged(const Exported& model, std::vector<AnyBackend> candidates) {
+  return tune(model.model, model.samples,
+              {.candidates = std::move(candidates), .config = quick_config()})
+      .report();
+}
+
+}  // namespace
+
+TEST_CASE("An archive whose None leaves name one leaf twice fails its runtimes' check, not the "
+          "process",
+          "[runtimes][exported][archive]") {
+  // Before: the outputs were rebuilt past the end of a vector (SIGSEGV, no report).
+  const auto model = damaged("none_leaves_repeated");
+  std::vector<AnyBackend> candidates;
+  if (runtime_ready(onnx_runtime_missing())) {
+    candidates.emplace_back(OnnxRuntime::from_archive(*model.model.archive));
+  }
+  if (runtime_ready(openvino_missing())) {
+    candidates.emplace_back(OpenVino::from_archive(*model.model.archive));
+  }
+  if (candidates.empty()) return;
+  const TuneReport report = tune_damaged(model, std::move(candidates));
+  for (const CandidateReport& row : report.candidates) {
+    INFO(row.backend << ": " << row.reason);
+    CHECK(row.status == CandidateStatus::incorrect);
+    CHECK_THAT(row.reason, Catch::Contains("its archive's None leaves [4, 4] are not in "
+                                           "increasing order, each once"));
+  }
+  CHECK(report.baseline_selected);
+}
+
+TEST_CASE("A damaged IR's failure names OpenVINO's own cause in one line",
+          "[runtimes][exported][archive]") {
+  // Before: every such failure read "Exception from src/inference/src/cpp/core.cpp:105:".
+  if (!runtime_ready(openvino_missing())) return;
+  const auto model = damaged("ir_input_int64");
+  const TuneReport report =
+      tune_damaged(model, {AnyBackend(OpenVino::from_archive(*model.model.archive))});
+  const CandidateReport& row = report.candidates.at(0);
+  INFO(row.reason);
+  CHECK(row.status != CandidateStatus::ok);
+  CHECK(row.reason.find('\n') == std::string::npos);
+  CHECK(row.reason.find("core.cpp:105") == std::string::npos);
+  CHECK_THAT(row.reason, Catch::Contains("i64"));
+}
+
+TEST_CASE("An AOTInductor record whose precision is not a name fails that compilation alone, "
+          "naming the field",
+          "[runtimes][exported][archive]") {
+  // Before: nlohmann's type error ended the whole run before the baseline ran.
+  const auto model = damaged("precision_number");
+  const AotiModelInfo& compiled = model.model.archive->aoti_models.at(0);
+  CHECK_THAT(compiled.unusable,
+             Catch::Contains("aoti.aoti_default.precision is 16, not one of fp32, bf16, fp16"));
+  const TuneReport report =
+      tune_damaged(model, {AnyBackend(AOTInductor::from_archive(*model.model.archive, compiled))});
+  REQUIRE(report.baseline);
+  CHECK(report.baseline->status == CandidateStatus::ok);
+  CHECK(report.candidates.at(0).status == CandidateStatus::build_failed);
+  CHECK_THAT(report.candidates.at(0).reason, Catch::Contains("precision is 16"));
+}
+
+TEST_CASE("An archive's records that cannot be read, or name a missing record, say so on every "
+          "candidate made from them",
+          "[runtimes][exported][archive]") {
+  // Before: dropped in silence; the candidate said the archive "holds no onnx model".
+  SECTION("extra/aitune.json is not JSON") {
+    const auto model = damaged("records_unreadable");
+    const std::string cause =
+        "the archive's extra/aitune.json cannot be read: it is not valid JSON (truncated?)";
+    CHECK(model.model.archive->records_problem == cause);
+    const TuneReport report = tune_damaged(model, default_candidates(model.model, {0}));
+    REQUIRE(report.candidates.size() >= 3);  // the compilation and both runtimes, named
+    for (const CandidateReport& row : report.candidates) {
+      INFO(row.backend);
+      CHECK(row.status == CandidateStatus::build_failed);
+      CHECK_THAT(row.reason, Catch::Contains(cause));
+    }
+  }
+  SECTION("the ONNX record it names is not in the archive") {
+    const auto model = damaged("record_missing");
+    const TuneReport report = tune_damaged(model, default_candidates(model.model, {0}));
+    const CandidateReport& onnx = row_of(report, "OnnxRuntime(");
+    CHECK(onnx.status == CandidateStatus::build_failed);
+    CHECK_THAT(onnx.reason, Catch::Contains("names the record 'aitune/onnx/missing.onnx' for onnx, "
+                                            "which the archive does not hold"));
+    CHECK(row_of(report, "OpenVino(").status != CandidateStatus::build_failed);
+  }
+}
+
+TEST_CASE("A cause recorded in the archive is cut to one line of a report",
+          "[runtimes][exported][archive]") {
+  // Before: a 100 000-character failed.onnx became a 100 131-character report line.
+  if (!runtime_ready(onnx_runtime_missing())) return;
+  const auto model = damaged("reason_long");
+  const TuneReport report =
+      tune_damaged(model, {AnyBackend(OnnxRuntime::from_archive(*model.model.archive))});
+  const std::string& reason = report.candidates.at(0).reason;
+  CHECK(reason.size() < 700);
+  CHECK_THAT(reason, Catch::Contains("more characters)"));
+}
+
+TEST_CASE("A record that would unpack to far more than its archive holds fails its candidate "
+          "before it is read",
+          "[runtimes][exported][archive]") {
+  // Before: the reader allocated whatever size the zip claimed (256 MiB here, from 256 KiB).
+  if (!runtime_ready(onnx_runtime_missing())) return;
+  const auto model = damaged("record_bomb");
+  const TuneReport report =
+      tune_damaged(model, {AnyBackend(OnnxRuntime::from_archive(*model.model.archive))});
+  const CandidateReport& onnx = report.candidates.at(0);
+  CHECK(onnx.status == CandidateStatus::build_failed);
+  CHECK_THAT(onnx.reason, Catch::Contains("would unpack to 268435456 bytes, more than the "
+                                          "67108864 bytes a record may hold"));
+}
+
+TEST_CASE("A compiled library that does not load leaves no extracted files behind",
+          "[runtimes][exported][archive]") {
+  // Before: LibTorch's extraction folder (megabytes) stayed in the temporary folder per run.
+  const auto model = damaged("library_garbage");
+  // Folders of the temporary folder holding an extracted aoti_default (TMP/XXXXXX/ARCHIVE/...):
+  // POSIX calls, since the wheel's libtorch.so brings an older std::filesystem.
+  const auto extracted = [] {
+    const std::string root = "/tmp";  // LibTorch's loader extracts there, whatever TMPDIR says
+    const auto names_in = [](const std::string& folder) {
+      std::vector<std::string> names;
+      if (DIR* listing = ::opendir(folder.c_str())) {
+        while (const dirent* entry = ::readdir(listing)) {
+          if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") {
+            names.emplace_back(entry->d_name);
+          }
+        }
+        ::closedir(listing);
+      }
+      return names;
+    };
+    int count = 0;
+    for (const std::string& folder : names_in(root)) {
+      for (const std::string& archive : names_in(root + "/" + folder)) {
+        struct stat info {};
+        const std::string path =
+            root + "/" + folder + "/" + archive + "/data/aotinductor/aoti_default";
+        if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) ++count;
+      }
+    }
+    return count;
+  };
+  const int before = extracted();
+  const TuneReport report =
+      tune_damaged(model, {AnyBackend(AOTInductor::from_archive(
+                              *model.model.archive, model.model.archive->aoti_models.at(0)))});
+  CHECK(report.candidates.at(0).status == CandidateStatus::build_failed);
+  CHECK(extracted() == before);
+}
+
+TEST_CASE("A wrong graph's bf16 session shares its fp32 session's verdict and is never selected",
+          "[runtimes][exported][archive]") {
+  // The IR's weights are 5 % too large: fp32's tolerance refuses it, bf16's alone would not.
+  if (!runtime_ready(openvino_missing())) return;
+  const auto model = damaged("ir_weights_scaled");
+  std::vector<AnyBackend> candidates;
+  candidates.emplace_back(OpenVino::from_archive(*model.model.archive));
+  if (OpenVino::cpu_has_bf16()) {
+    candidates.emplace_back(OpenVino::from_archive(*model.model.archive, Precision::bf16));
+  }
+  const TuneReport report = tune_damaged(model, std::move(candidates));
+  const CandidateReport& fp32 = report.candidates.at(0);
+  CHECK(fp32.status == CandidateStatus::incorrect);
+  if (report.candidates.size() > 1) {
+    const CandidateReport& bf16 = report.candidates.at(1);
+    CHECK(bf16.status == CandidateStatus::incorrect);
+    CHECK_THAT(bf16.reason, Catch::StartsWith("the full-precision run of its graph, " +
+                                              fp32.backend + ", is incorrect"));
+  } else {
+    WARN("this CPU has no bf16: the bf16 session is not tried");
+  }
+  CHECK(report.baseline_selected);
 }
 #endif

@@ -51,6 +51,11 @@ struct ConvertedModel {
     }
     const Pt2Archive& archive = *model.archive;
     const auto found = archive.runtime_variants.find(variant);
+    if (!archive.records_problem.empty()) throw Error(archive.records_problem);
+    if (const auto unusable = archive.unusable_variants.find(variant);
+        unusable != archive.unusable_variants.end()) {
+      throw Error(unusable->second);
+    }
     if (found == archive.runtime_variants.end()) {
       if (const auto failed = archive.failed_variants.find(variant);
           failed != archive.failed_variants.end()) {
@@ -62,20 +67,31 @@ struct ConvertedModel {
                               archive.path.string(), variant, variant));
     }
     ConvertedModel converted{found->second};
-    converted.none_leaves = archive.output_none_leaves;
     for (const auto& record : converted.info.records) {
       converted.files.push_back(detail::read_archive_record(archive.path, record));
     }
-    if (archive.output_spec.empty()) {
-      converted.unknown_structure = "its archive records no output structure";
+    converted.read_structure(archive);
+    return converted;
+  }
+
+  /// The output structure `archive` records, and its None leaves, into which outputs() rebuilds
+  /// the flat outputs; where it cannot be used, unknown_structure says why (the outputs then
+  /// come back flat).
+  void read_structure(const Pt2Archive& archive) {
+    structure.reset();
+    none_leaves = archive.output_none_leaves;
+    if (!archive.output_spec_problem.empty()) {
+      unknown_structure = archive.output_spec_problem;
+    } else if (archive.output_spec.empty()) {
+      unknown_structure = "its archive records no output structure";
     } else if (auto parsed = parse_output_structure(archive.output_spec);
                std::holds_alternative<OutputStructure>(parsed)) {
-      converted.structure = std::get<OutputStructure>(std::move(parsed));
+      structure = std::get<OutputStructure>(std::move(parsed));
+      unknown_structure = none_leaves_problem();
+      if (!unknown_structure.empty()) structure.reset();
     } else {
-      converted.unknown_structure =
-          "its output structure cannot be used: " + std::get<std::string>(parsed);
+      unknown_structure = "its output structure cannot be used: " + std::get<std::string>(parsed);
     }
-    return converted;
   }
 
   /// Places the graph's inputs, named `graph_inputs` in its order, in a sample of the model's
@@ -130,13 +146,29 @@ struct ConvertedModel {
   }
 
  private:
-  /// Whether `outputs` outputs and the None leaves fill the structure, the Nones in its range.
+  /// Why the archive's None leaves cannot be placed in the structure (empty when they can):
+  /// each must be a leaf of it, named once, in increasing order (outputs() inserts them so).
+  [[nodiscard]] std::string none_leaves_problem() const {
+    const bool increasing = std::adjacent_find(none_leaves.begin(), none_leaves.end(),
+                                               [](std::size_t a, std::size_t b) {
+                                                 return a >= b;
+                                               }) == none_leaves.end();
+    const bool within = std::all_of(none_leaves.begin(), none_leaves.end(),
+                                    [&](std::size_t leaf) { return leaf < structure->leaves(); });
+    if (increasing && within) return {};
+    std::vector<std::size_t> shown(none_leaves.begin(),
+                                   none_leaves.begin() +
+                                       std::min<std::ptrdiff_t>(8, std::ssize(none_leaves)));
+    return fmt::format("its archive's None leaves [{}{}] are not {} of its output structure's {}",
+                       fmt::join(shown, ", "), none_leaves.size() > shown.size() ? ", ..." : "",
+                       increasing ? "all leaves" : "in increasing order, each once, the leaves",
+                       structure->leaves());
+  }
+
+  /// Whether `outputs` outputs and the None leaves fill the structure, the Nones each once, in
+  /// increasing order and in its range.
   [[nodiscard]] bool fits(std::size_t outputs) const {
-    const std::size_t leaves = structure->leaves();
-    return outputs + none_leaves.size() == leaves &&
-           std::is_sorted(none_leaves.begin(), none_leaves.end()) &&
-           std::all_of(none_leaves.begin(), none_leaves.end(),
-                       [&](std::size_t leaf) { return leaf < leaves; });
+    return outputs + none_leaves.size() == structure->leaves() && none_leaves_problem().empty();
   }
 };
 

@@ -8,6 +8,7 @@
 /// the output structure). Everything read from the archive is untrusted: a record that cannot be
 /// used says why.
 
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/precision.hpp"
@@ -22,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -69,6 +71,9 @@ struct Pt2Archive {
   std::map<std::string, RuntimeVariantInfo> runtime_variants{};
   /// The variants tools/export_model.py tried and could not make, with the cause it recorded.
   std::map<std::string, std::string> failed_variants{};
+  /// The converted models whose records cannot be used (a field of the wrong type, a record the
+  /// archive lacks), with why: their candidates fail with it.
+  std::map<std::string, std::string> unusable_variants{};
   /// The program's output structure as a pytree TreeSpec (treespec_dumps), as
   /// tools/export_model.py recorded it: what the flat outputs of a converted model are rebuilt
   /// into. Empty for archives made by other tools.
@@ -76,6 +81,14 @@ struct Pt2Archive {
   /// Which leaves of output_spec are None, in leaf order: a converted model (ONNX, OpenVINO)
   /// returns no output for them.
   std::vector<std::size_t> output_none_leaves{};
+  /// Why the output structure recorded cannot be used (a field of the wrong type): the converted
+  /// models' outputs then come back flat, and their check says why. Empty when it can.
+  std::string output_spec_problem{};
+  /// Why extra/aitune.json, which the archive holds, cannot be read at all (not JSON, not an
+  /// object, nested too deep): what it would have described (the compilations' precisions, the
+  /// converted models) is unknown, and every candidate made from them fails with this. Empty
+  /// when it can, or when the archive has none (made by another tool).
+  std::string records_problem{};
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
@@ -87,8 +100,27 @@ struct Pt2Archive {
 
 namespace detail {
 
+/// The most bytes one record of the archive at `path` may unpack to: 64 MiB, or 16 times the
+/// archive's size. PyTorch's writer and tools/export_model.py store records unpacked, so a real
+/// record is never larger than its file, while a deflated one can claim a thousand times its
+/// packed size (a zip bomb) and the reader would allocate all of it before reading a byte.
+inline std::uint64_t record_size_bound(const std::filesystem::path& path) {
+  constexpr std::uint64_t floor = std::uint64_t{64} << 20;
+  std::error_code error;
+  const std::uintmax_t file = std::filesystem::file_size(path, error);
+  return error ? floor : std::max<std::uint64_t>(floor, std::uint64_t{16} * file);
+}
+
+/// The bytes of the record `name`; throws Error when it would unpack to more than `bound` bytes.
 inline std::string read_record(caffe2::serialize::PyTorchStreamReader& reader,
-                               const std::string& name) {
+                               const std::string& name, std::uint64_t bound) {
+  const std::uint64_t unpacked = reader.getRecordSize(name);
+  if (unpacked > bound) {
+    throw Error(fmt::format("the archive's record '{}' would unpack to {} bytes, more than the {} "
+                            "bytes a record may hold (16 times the archive's size, at least "
+                            "64 MiB): a damaged or hostile archive",
+                            name, unpacked, bound));
+  }
   auto [data, size] = reader.getRecord(name);
   return std::string(static_cast<const char*>(data.get()), size);
 }
@@ -117,11 +149,9 @@ inline std::string recorded_shape(const nlohmann::json& input) {
   return text;
 }
 
-/// `value` as JSON text for a message: cut to `limit` characters (a record may be of any size).
+/// `value` as JSON text for a message, cut to `limit` characters.
 inline std::string json_excerpt(const nlohmann::json& value, std::size_t limit = 60) {
-  std::string text = value.dump();
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
+  return aitune::detail::cut_text(value.dump(), limit);
 }
 
 /// What tools/export_model.py recorded of one AOTInductor compilation (aitune.json's
@@ -157,22 +187,41 @@ inline void read_aoti_record(const nlohmann::json& record, AotiModelInfo& info) 
 }
 
 /// What tools/export_model.py recorded of the converted models (aitune.json's "runtimes",
-/// "failed" and "out_spec"). A converted model whose record is missing from the archive is left
-/// out, as is anything of the wrong type.
-inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& archive) {
-  if (const auto spec = recorded.find("out_spec"); spec != recorded.end() && spec->is_string()) {
-    archive.output_spec = spec->get<std::string>();
+/// "failed", "out_spec" and "none_leaves"; `has_record` says whether the archive holds a
+/// record). Nothing is dropped in silence: a converted model whose record is of the wrong type or
+/// missing from the archive is an unusable variant with that cause, and an output structure
+/// whose fields are of the wrong type is output_spec_problem.
+inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& archive,
+                                  const std::function<bool(const std::string&)>& has_record) {
+  const std::string where = "the archive's extra/aitune.json";
+  if (const auto spec = recorded.find("out_spec"); spec != recorded.end()) {
+    if (spec->is_string()) {
+      archive.output_spec = spec->get<std::string>();
+    } else {
+      archive.output_spec_problem =
+          fmt::format("{}: out_spec is {}, not a string", where, json_excerpt(*spec));
+    }
   }
-  if (const auto nones = recorded.find("none_leaves");
-      nones != recorded.end() && nones->is_array()) {
-    for (const auto& leaf : *nones) {
-      if (leaf.is_number_unsigned()) archive.output_none_leaves.push_back(leaf.get<std::size_t>());
+  if (const auto nones = recorded.find("none_leaves"); nones != recorded.end()) {
+    const bool leaves = nones->is_array() &&
+                        std::all_of(nones->begin(), nones->end(), [](const nlohmann::json& leaf) {
+                          return leaf.is_number_unsigned();
+                        });
+    if (leaves) {
+      for (const auto& leaf : *nones)
+        archive.output_none_leaves.push_back(leaf.get<std::size_t>());
+    } else if (archive.output_spec_problem.empty()) {
+      archive.output_spec_problem = fmt::format("{}: none_leaves is {}, not a list of leaf numbers",
+                                                where, json_excerpt(*nones));
     }
   }
   if (const auto failed = recorded.find("failed");
       failed != recorded.end() && failed->is_object()) {
     for (const auto& [name, cause] : failed->items()) {
-      archive.failed_variants[name] = cause.is_string() ? cause.get<std::string>() : cause.dump();
+      // A cause is one line of a report: the export tool writes a few hundred characters at most.
+      archive.failed_variants[name] =
+          cause.is_string() ? aitune::detail::cut_text(cause.get_ref<const std::string&>(), 500)
+                            : json_excerpt(cause, 500);
     }
   }
   const auto runtimes = recorded.find("runtimes");
@@ -182,15 +231,64 @@ inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& ar
                                                                 {"openvino", {"xml", "bin"}}};
   for (const auto& [name, fields] : layouts) {
     const auto found = runtimes->find(name);
-    if (found == runtimes->end() || !found->is_object()) continue;
+    if (found == runtimes->end()) continue;
+    std::string problem;
     RuntimeVariantInfo info{name};
-    for (const auto& field : fields) {
-      const auto record = found->find(field);
-      if (record == found->end() || !record->is_string()) break;
-      info.records.push_back(record->get<std::string>());
+    if (!found->is_object()) {
+      problem =
+          fmt::format("{}: runtimes.{} is {}, not an object", where, name, json_excerpt(*found));
     }
-    if (info.records.size() != fields.size()) continue;
-    archive.runtime_variants.emplace(name, std::move(info));
+    for (std::size_t i = 0; i < fields.size() && problem.empty(); ++i) {
+      const auto record = found->find(fields[i]);
+      if (record == found->end() || !record->is_string()) {
+        problem =
+            fmt::format("{}: runtimes.{}.{} is {}, not the name of a record", where, name,
+                        fields[i], record == found->end() ? "missing" : json_excerpt(*record));
+      } else if (!has_record(record->get<std::string>())) {
+        problem =
+            fmt::format("{} names the record '{}' for {}, which the archive does not hold", where,
+                        aitune::detail::cut_text(record->get<std::string>(), 200), name);
+      } else {
+        info.records.push_back(record->get<std::string>());
+      }
+    }
+    if (problem.empty()) {
+      archive.runtime_variants.emplace(name, std::move(info));
+    } else {
+      archive.unusable_variants[name] = std::move(problem);
+    }
+  }
+}
+
+/// What tools/export_model.py recorded in the archive's extra/aitune.json, whose text is `text`
+/// (`has_record` says whether the archive holds a record): each compilation's precision and
+/// options, the inputs' names and shapes, and the converted models. A text that cannot be read
+/// at all is the archive's records_problem, and every compilation is unusable with it.
+inline void read_aitune_json(std::string_view text, Pt2Archive& archive,
+                             const std::function<bool(const std::string&)>& has_record) {
+  std::string why;
+  const nlohmann::json recorded = parse_json_bounded(text, &why);
+  if (!recorded.is_object()) {
+    if (!recorded.is_discarded()) why = "it is " + json_excerpt(recorded) + ", not an object";
+    archive.records_problem = "the archive's extra/aitune.json cannot be read: " + why;
+    for (AotiModelInfo& info : archive.aoti_models)
+      info.unusable = archive.records_problem;
+    return;
+  }
+  if (const auto aoti = recorded.find("aoti"); aoti != recorded.end() && aoti->is_object()) {
+    for (auto& info : archive.aoti_models) {
+      if (const auto found = aoti->find(info.name); found != aoti->end()) {
+        read_aoti_record(*found, info);
+      }
+    }
+  }
+  read_runtime_variants(recorded, archive, has_record);
+  if (const auto inputs = recorded.find("inputs"); inputs != recorded.end() && inputs->is_array()) {
+    for (const auto& input : *inputs) {
+      const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
+      archive.input_names.push_back(named ? input["name"].get<std::string>() : std::string());
+      archive.input_shapes.push_back(recorded_shape(input));
+    }
   }
 }
 
@@ -198,7 +296,9 @@ inline void read_runtime_variants(const nlohmann::json& recorded, Pt2Archive& ar
 /// TorchScript file). Throws c10::Error when it is no zip file at all.
 inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& path) {
   caffe2::serialize::PyTorchStreamReader reader(path.string());
-  if (!reader.hasRecord("archive_format") || read_record(reader, "archive_format") != "pt2") {
+  const std::uint64_t bound = record_size_bound(path);
+  if (!reader.hasRecord("archive_format") ||
+      read_record(reader, "archive_format", bound) != "pt2") {
     return std::nullopt;
   }
   Pt2Archive archive{path};
@@ -212,27 +312,10 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
     if (!aoti.empty() && !known) archive.aoti_models.push_back(AotiModelInfo{std::move(aoti)});
   }
   std::sort(archive.programs.begin(), archive.programs.end());
-  // tools/export_model.py records each compilation's precision and Inductor options.
+  // tools/export_model.py records each compilation's precision and Inductor options, and more.
   if (reader.hasRecord("extra/aitune.json")) {
-    const auto variants = parse_json_bounded(read_record(reader, "extra/aitune.json"));
-    if (variants.is_object() && variants.contains("aoti") && variants["aoti"].is_object()) {
-      for (auto& info : archive.aoti_models) {
-        const auto found = variants["aoti"].find(info.name);
-        if (found != variants["aoti"].end()) read_aoti_record(*found, info);
-      }
-    }
-    if (variants.is_object()) read_runtime_variants(variants, archive);
-    std::erase_if(archive.runtime_variants, [&](const auto& entry) {
-      return !std::all_of(entry.second.records.begin(), entry.second.records.end(),
-                          [&](const std::string& record) { return reader.hasRecord(record); });
-    });
-    if (variants.is_object() && variants.contains("inputs") && variants["inputs"].is_array()) {
-      for (const auto& input : variants["inputs"]) {
-        const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
-        archive.input_names.push_back(named ? input["name"].get<std::string>() : std::string());
-        archive.input_shapes.push_back(recorded_shape(input));
-      }
-    }
+    read_aitune_json(read_record(reader, "extra/aitune.json", bound), archive,
+                     [&](const std::string& record) { return reader.hasRecord(record); });
   }
   return archive;
 }
@@ -243,7 +326,7 @@ inline std::string read_archive_record(const std::filesystem::path& path, const 
   if (!reader.hasRecord(name)) {
     throw Error(fmt::format("'{}' has no record '{}'", path.string(), name));
   }
-  return read_record(reader, name);
+  return read_record(reader, name, record_size_bound(path));
 }
 
 /// The names of the main program's inputs, in order, from its serialized signature
@@ -254,7 +337,8 @@ inline std::vector<std::string> read_program_input_names(const Pt2Archive& archi
   caffe2::serialize::PyTorchStreamReader reader(archive.path.string());
   const std::string record = "models/" + *program + ".json";
   if (!reader.hasRecord(record)) return {};
-  const auto json = parse_json_bounded(read_record(reader, record));
+  const auto json =
+      parse_json_bounded(read_record(reader, record, record_size_bound(archive.path)));
   std::vector<std::string> names;
   try {
     for (const auto& name : json.at("graph_module")

@@ -108,10 +108,14 @@ default_candidates(const Model& model,
     throw ConfigError("default_candidates: the runtime sessions' thread counts are 0 (the "
                       "runtime's default) or more, at least one");
   }
-  // A failed conversion is named once, not at every thread count.
+  // A failed conversion is named once, not at every thread count; so are the conversions of an
+  // archive whose records cannot be read (what they would have described is unknown).
   const auto at_counts = [&](const std::string& variant, auto make_session) {
-    if (!archive.runtime_variants.contains(variant)) {
-      if (archive.failed_variants.contains(variant)) candidates.emplace_back(make_session());
+    if (!archive.runtime_variants.contains(variant) || !archive.records_problem.empty()) {
+      if (archive.failed_variants.contains(variant) ||
+          archive.unusable_variants.contains(variant) || !archive.records_problem.empty()) {
+        candidates.emplace_back(make_session());
+      }
       return;
     }
     for (const int count : runtime_threads) {
