@@ -1,0 +1,39 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: a .pt2 archive's extra/aitune.json (torch/model/pt2_archive.hpp's reader) and
+// the output structure it records, through ConvertedModel::outputs, which rebuilds a converted
+// model's flat outputs into it (torch/backends/runtime_variant.hpp). Any input is read into what
+// can be used and what cannot (with why); whatever the records say, rebuilding outputs of any
+// count returns outputs or flat ones, never reads or writes out of bounds.
+#include <aitune/torch/backends/runtime_variant.hpp>
+#include <aitune/torch/model/pt2_archive.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  aitune::lt::Pt2Archive archive{"fuzz.pt2"};
+  archive.aoti_models = {aitune::lt::AotiModelInfo{"aoti_default"},
+                         aitune::lt::AotiModelInfo{"aoti_bf16"}};
+  // Half the record names are in the archive: both answers are read.
+  aitune::lt::detail::read_aitune_json(
+      text, archive, [](const std::string& name) { return name.size() % 2 == 0; });
+  if (!archive.records_problem.empty() && !archive.runtime_variants.empty()) std::abort();
+  for (const auto& [name, info] : archive.runtime_variants) {
+    if (info.records.empty() || archive.unusable_variants.contains(name)) std::abort();
+  }
+  aitune::lt::ConvertedModel converted;
+  converted.read_structure(archive);
+  const std::size_t leaves = converted.structure ? converted.structure->leaves() : 0;
+  for (std::size_t outputs = 0; outputs <= leaves + 2 && outputs <= 64; ++outputs) {
+    std::vector<at::Tensor> flat;
+    for (std::size_t i = 0; i < outputs; ++i)
+      flat.push_back(at::zeros({1}));
+    (void)converted.flat_reason(outputs);
+    (void)converted.outputs(std::move(flat));
+  }
+  return 0;
+}
