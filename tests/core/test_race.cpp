@@ -446,7 +446,8 @@ TEST_CASE("Warm-up calls after a switch make the race fair to a backend slowed b
     pooled.switch_penalty = 0.6;
     pooled.switch_window_ms = 4.0;
     RaceConfig race;
-    race.set_switch_warmup_ms(switch_warmup_ms).set_seed(seed);
+    // The race alone, without its steady-state final (which would also find Pooled).
+    race.set_switch_warmup_ms(switch_warmup_ms).set_seed(seed).set_steady_final(0, 20.0, 3, 5);
     auto strategy = make_sim_strategy(
         machine,
         {SimulatedBackend("Pooled", pooled), SimulatedBackend("Single", LatencyModel{2.6, 0.05})},
@@ -462,6 +463,100 @@ TEST_CASE("Warm-up calls after a switch make the race fair to a backend slowed b
                Catch::Contains("calls within 5 ms of a block's start were not timed"));
   }
   CHECK_THAT(tune_with(0.0, 1).measurement.stop_detail, !Catch::Contains("were not timed"));
+}
+
+TEST_CASE("The backend faster when called back to back is selected, though another's threads "
+          "slow it in the race",
+          "[race][switch][final]") {
+  // "Pooled" takes 0.9 ms called back to back and "Single" 1.2 ms; but after another backend ran,
+  // Pooled's calls take up to 90 % longer, a cost that fades over about 5 ms (the other runtime's
+  // threads giving the cores back). In the race's blocks (one discarded call, one timed) Pooled
+  // looks slower; a server calling it alone gets 0.9 ms.
+  const auto tune_with = [](int final_rounds, std::uint64_t seed) {
+    SimulatedMachine machine(seed);
+    machine.baseline = LatencyModel{5.0, 0.05};
+    LatencyModel pooled{0.9, 0.05};
+    pooled.switch_penalty = 0.9;
+    pooled.switch_decay_ms = 5.0;
+    RaceConfig race;
+    race.set_seed(seed).set_steady_final(final_rounds, 20.0, 3, 5);
+    auto strategy = make_sim_strategy(
+        machine,
+        {SimulatedBackend("Single", LatencyModel{1.2, 0.05}), SimulatedBackend("Pooled", pooled)},
+        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
+    return strategy.tune(machine, one).report;
+  };
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    INFO("seed " << seed);
+    CHECK(tune_with(0, seed).selected == "Single()");  // the race alone: wrong for a server
+    const TuneReport report = tune_with(6, seed);
+    CHECK(report.selected == "Pooled()");
+    REQUIRE(report.measurement.steady_final);
+    const SteadyFinalReport& final = *report.measurement.steady_final;
+    CHECK(final.finalists == std::vector<std::string>{"Single()", "Pooled()"});
+    CHECK(final.pick == "Pooled()");
+    CHECK(final.rounds == 6);
+    CHECK(final.cut_short.empty());
+    // Each finalist's steady median is what it takes back to back, not what the race saw.
+    const CandidateReport& pooled = report.candidates.at(1);
+    REQUIRE(pooled.steady_median_ms);
+    CHECK(*pooled.steady_median_ms == Approx(0.9).epsilon(0.05));
+    CHECK(pooled.latency->median > 1.2);
+    CHECK_THAT(report.candidates.at(0).note,
+               Catch::Contains("slower than Pooled() in the steady-state final"));
+    // The report says what it decided on, the two medians side by side.
+    const std::string table = render_table(report);
+    CHECK_THAT(table, Catch::Contains("steady-state final over 2 finalist(s), 6 round(s): "
+                                      "Pooled() ("));
+    CHECK_THAT(table, Catch::Contains("ahead of the race's leader Single() ("));
+    CHECK_THAT(report.measurement.stop_detail,
+               Catch::Contains("then a steady-state final of 6 round(s) of 5 timed call(s)"));
+    // And the JSON keeps it.
+    const TuneReport back = report_from_json(to_json(report));
+    REQUIRE(back.measurement.steady_final);
+    CHECK(back.measurement.steady_final->pick == "Pooled()");
+    CHECK(back.candidates.at(1).steady_median_ms == pooled.steady_median_ms);
+  }
+}
+
+TEST_CASE("The steady-state final never displaces the baseline on its own, and honours the budget",
+          "[race][final]") {
+  SimulatedMachine machine(7);
+  machine.baseline = LatencyModel{1.0, 0.05};
+  // Slower than the baseline: the race keeps it, and no final runs.
+  auto keep = make_sim_strategy(machine, {SimulatedBackend("Slow", LatencyModel{1.5, 0.05})});
+  const TuneReport kept = keep.tune(machine, one).report;
+  CHECK(kept.baseline_selected);
+  CHECK_FALSE(kept.measurement.steady_final);
+  // A final that outlasts the time budget (a second of settling per block, a 2 s budget) is
+  // cut short: the race's leader stays selected, and the report says why.
+  SimulatedMachine busy(8);
+  busy.baseline = LatencyModel{5.0, 0.05};
+  auto strategy = make_sim_strategy(
+      busy,
+      {SimulatedBackend("A", LatencyModel{1.0, 0.05}),
+       SimulatedBackend("B", LatencyModel{0.8, 0.05})},
+      StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(2'000.0).set_race(
+          RaceConfig{}.set_steady_final(6, 1'000.0, 3, 5))));
+  const TuneReport report = strategy.tune(busy, one).report;
+  CHECK(report.selected == "B()");
+  REQUIRE(report.measurement.steady_final);
+  CHECK(report.measurement.steady_final->cut_short == "the tuning's time budget ran out");
+  CHECK(report.measurement.steady_final->rounds < 6);
+  CHECK_THAT(render_table(report), Catch::Contains("cut short: the tuning's time budget ran out"));
+}
+
+TEST_CASE("The steady-state final is validated and described", "[config][final]") {
+  CHECK_THROWS_AS(RaceConfig{}.set_steady_final(-1, 20.0, 3, 5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, -1.0, 3, 5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, std::nan(""), 3, 5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, 20.0, 0, 5), ConfigError);
+  CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, 20.0, 3, 0), ConfigError);
+  CHECK_THAT(RaceConfig{}.describe(),
+             Catch::Contains("a steady-state final of 6 round(s) of 5 timed call(s) per finalist, "
+                             "each block after 20 ms (at least 3 call(s)) of untimed calls"));
+  CHECK_THAT(RaceConfig{}.set_steady_final(0, 20.0, 3, 5).describe(),
+             Catch::Contains("no steady-state final"));
 }
 
 TEST_CASE("The switch warm-up is validated and described", "[config][switch]") {

@@ -42,6 +42,9 @@ struct LatencyModel {
   /// The switch penalty lasts this long: every call begun within it pays it, not only the first
   /// (the previous backend's thread pool still spinning).
   double switch_window_ms = 0.0;
+  /// Or the penalty fades: a call begun t ms after the switch pays switch_penalty x
+  /// exp(-t / switch_decay_ms), as another runtime's threads give the cores back gradually.
+  double switch_decay_ms = 0.0;
 
   /// The same noise around another median.
   [[nodiscard]] LatencyModel with_median(double ms) const {
@@ -145,7 +148,11 @@ class SimulatedBackend : public BackendLifecycle<SimulatedBackend> {
       factor *= std::exp(log_min + (log_max - log_min) * uniform_(random));
     }
     if (*last_caller_ != id_) *switched_at_ms_ = now_ms;
-    if (*last_caller_ != id_ || now_ms - *switched_at_ms_ < latency_.switch_window_ms) {
+    const double since_switch_ms = now_ms - *switched_at_ms_;
+    if (latency_.switch_decay_ms > 0.0) {
+      factor *=
+          1.0 + latency_.switch_penalty * std::exp(-since_switch_ms / latency_.switch_decay_ms);
+    } else if (*last_caller_ != id_ || since_switch_ms < latency_.switch_window_ms) {
       factor *= 1.0 + latency_.switch_penalty;
     }
     if (calls_ < latency_.warmup_factors.size()) factor *= latency_.warmup_factors[calls_];

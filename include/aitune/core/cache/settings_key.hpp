@@ -58,6 +58,10 @@ inline void to_json(nlohmann::json& json, const RaceConfig& race) {
           {"futility_first_round", race.futility_first_round()},
           {"futility_every", race.futility_every()},
           {"confirmation_rounds", race.confirmation_rounds()},
+          {"final_rounds", race.final_rounds()},
+          {"final_settle_ms", race.final_settle_ms()},
+          {"final_settle_calls", race.final_settle_calls()},
+          {"final_timed_calls", race.final_timed_calls()},
           {"seed", race.seed()}};
 }
 

@@ -30,7 +30,10 @@ struct MinLatencyProfilingResult : BackendProfilingResult {
   std::vector<double> samples_ms{};  ///< the timed calls the statistics describe
   /// The same calls on the host clock, when a device clock (CUDA events) timed them.
   std::vector<double> host_samples_ms{};
-  RoundSeries rounds{};   ///< per-round block values (interleaved schedule)
+  RoundSeries rounds{};  ///< per-round block values (interleaved schedule)
+  /// Per-round block values in the race's steady-state final, timed as a server calls it (a
+  /// finalist only; RaceConfig::set_steady_final): two finalists rank by these.
+  RoundSeries steady_rounds{};
   std::size_t calls = 0;  ///< all calls made to measure it (warm-up included)
 
   MinLatencyProfilingResult() = default;

@@ -150,6 +150,44 @@ class RaceConfig {
     confirmation_rounds_ = detail::require_at_least(rounds, 0, "confirmation rounds");
     return *this;
   }
+  /// The steady-state final (docs/measurement.md, "Decided on what the server will see"). The
+  /// race times each backend right after another ran, which a server calling one backend back to
+  /// back never does: a runtime whose thread pool needs the cores longer to settle pays for it
+  /// there and not in service. Once the race has decided to switch, the candidates it found
+  /// faster than the baseline (the finalists, whether still racing or dropped), when there are
+  /// two or more, are timed again as a server calls them: `rounds` rounds, in a fresh shuffled
+  /// order each, of one block per finalist: untimed calls until `settle_ms` have passed since
+  /// the block began (at least `settle_calls` of them), then `timed_calls` timed calls, the
+  /// block's value their median. A finalist faster there than the race's leader, paired round by
+  /// round, by more than DecisionConfig::tie_margin and in enough rounds for a sign test at 5 %
+  /// (with 6 rounds: every one), is selected instead; tied finalists keep the leader. It changes
+  /// only which of the finalists is selected, never whether the baseline is displaced: each was
+  /// found faster than it at the race's level. `rounds` 0 turns it off.
+  RaceConfig& set_steady_final(int rounds, double settle_ms, int settle_calls, int timed_calls) {
+    if (!(settle_ms >= 0.0 && settle_ms <= 10'000.0)) {
+      throw ConfigError(
+          fmt::format("the steady-state final's settling time must be within [0, 10000] ms, got {}",
+                      settle_ms));
+    }
+    final_rounds_ = detail::require_at_least(rounds, 0, "steady-state final rounds");
+    final_settle_calls_ =
+        detail::require_at_least(settle_calls, 1, "steady-state final settling calls");
+    final_timed_calls_ = detail::require_at_least(timed_calls, 1, "steady-state final timed calls");
+    final_settle_ms_ = settle_ms;
+    return *this;
+  }
+  [[nodiscard]] int final_rounds() const noexcept { return final_rounds_; }
+  [[nodiscard]] double final_settle_ms() const noexcept { return final_settle_ms_; }
+  [[nodiscard]] int final_settle_calls() const noexcept { return final_settle_calls_; }
+  [[nodiscard]] int final_timed_calls() const noexcept { return final_timed_calls_; }
+  /// The steady-state final's block, in words.
+  [[nodiscard]] std::string describe_final() const {
+    if (final_rounds_ == 0) return "no steady-state final";
+    return fmt::format("a steady-state final of {} round(s) of {} timed call(s) per finalist, "
+                       "each block after {:g} ms (at least {} call(s)) of untimed calls",
+                       final_rounds_, final_timed_calls_, final_settle_ms_, final_settle_calls_);
+  }
+
   /// The seed of the per-round shuffles (a tuning is reproducible for a given seed).
   RaceConfig& set_seed(std::uint64_t seed) {
     seed_ = seed;
@@ -197,7 +235,7 @@ class RaceConfig {
     return fmt::format(
         "interleaved rounds of {} call(s){}{}, looks at {}x{} rounds (at most {}; the first spends "
         "{:.0f} % of alpha), futility looks {}, {} confirmation round(s) of a switch, max {} "
-        "rounds",
+        "rounds, {}",
         block_calls_, discard_first_call_ ? " (first discarded)" : "",
         warms_up_after_switch() ? fmt::format(" after {:g} ms of warm-up calls", switch_warmup_ms_)
                                 : std::string(),
@@ -205,7 +243,7 @@ class RaceConfig {
         futility_every_ > 0
             ? fmt::format("every {} rounds from round {}", futility_every_, futility_first_round_)
             : std::string("off"),
-        confirmation_rounds_, max_rounds());
+        confirmation_rounds_, max_rounds(), describe_final());
   }
 
  private:
@@ -224,6 +262,11 @@ class RaceConfig {
   int futility_first_round_ = 10;
   int futility_every_ = 2;
   int confirmation_rounds_ = 1;
+  // The steady-state final: docs/measurement.md, "Decided on what the server will see".
+  int final_rounds_ = 6;
+  double final_settle_ms_ = 20.0;
+  int final_settle_calls_ = 3;
+  int final_timed_calls_ = 5;
   std::uint64_t seed_ = 0x5eed;
 };
 

@@ -91,6 +91,9 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
   json["vs_baseline"] = ratio_json(candidate.vs_baseline);
   json["vs_selected"] = ratio_json(candidate.vs_selected);
   json["calls"] = candidate.calls;
+  json["steady_median_ms"] = candidate.steady_median_ms
+                                 ? nlohmann::json(*candidate.steady_median_ms)
+                                 : nlohmann::json(nullptr);
   json["note"] = candidate.note;
   json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
                                           : nlohmann::json(nullptr);
@@ -135,6 +138,14 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                          {"stop_detail", m.stop_detail},
                          {"confidence", m.confidence},
                          {"busy", nullptr}};
+  json["measurement"]["steady_final"] = nullptr;
+  if (const auto& final = m.steady_final) {
+    json["measurement"]["steady_final"] = {{"settings", final->settings},
+                                           {"finalists", final->finalists},
+                                           {"pick", final->pick},
+                                           {"rounds", final->rounds},
+                                           {"cut_short", final->cut_short}};
+  }
   if (m.busy) {
     json["measurement"]["busy"] = {{"undecided", m.busy->undecided},
                                    {"baseline_p90_over_median", m.busy->baseline_spread},
@@ -214,6 +225,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   // Reports written before it was added have none.
   if (json.contains("vs_selected")) row.vs_selected = ratio_from_json(json.at("vs_selected"));
   row.calls = json.at("calls").get<std::size_t>();
+  // Absent before the steady-state final was added (one more optional field).
+  if (const auto steady = json.find("steady_median_ms"); steady != json.end() && !steady->is_null())
+    row.steady_median_ms = steady->get<double>();
   row.note = json.at("note").get<std::string>();
   if (!json.at("precision").is_null()) {
     row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
@@ -280,6 +294,15 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       verdict.ratio_span = busy->at("ratio_span").get<double>();
     verdict.text = busy->at("text").get<std::string>();
     report.measurement.busy = std::move(verdict);
+  }
+  // Absent before the steady-state final was added (one more optional field).
+  if (const auto final = m.find("steady_final"); final != m.end() && !final->is_null()) {
+    SteadyFinalReport& shown = report.measurement.steady_final.emplace();
+    shown.settings = final->at("settings").get<std::string>();
+    shown.finalists = final->at("finalists").get<std::vector<std::string>>();
+    shown.pick = final->at("pick").get<std::string>();
+    shown.rounds = final->at("rounds").get<std::size_t>();
+    shown.cut_short = final->at("cut_short").get<std::string>();
   }
   if (!json.at("baseline").is_null()) {
     report.baseline = detail::candidate_from_json(json.at("baseline"), schema);

@@ -99,6 +99,7 @@ inline std::string markdown_cell(std::string_view text) {
                       m.stop_detail.empty() ? std::string(to_label(m.stop_reason)) : m.stop_detail);
   }
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
+  if (m.steady_final) md += fmt::format("\nThe {}.\n", detail::describe_steady_final(report));
   if (report.cache_hit) {
     md += fmt::format("\nFrom the tuning cache `{}` (measured {}); the selected backend was "
                       "rebuilt and passed its correctness check again in {:.1f} s{}.\n",

@@ -76,6 +76,7 @@ namespace aitune {
                          to_label(m.decision_rule), m.calls);
       break;
   }
+  if (m.steady_final) out += detail::describe_steady_final(report) + "\n";
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   if (report.cache_hit) {
     out += fmt::format("from the tuning cache '{}' (measured {}): the selected backend was rebuilt "

@@ -63,6 +63,16 @@ struct BusyMachine {
 };
 
 /// How the measurement went.
+/// The race's steady-state final (RaceConfig::set_steady_final): the finalists it timed as a
+/// server calls them, and the one it selected.
+struct SteadyFinalReport {
+  std::string settings;                ///< RaceConfig::describe_final()
+  std::vector<std::string> finalists;  ///< the race's leader first
+  std::string pick;                    ///< the finalist it selected
+  std::size_t rounds = 0;              ///< rounds it ran
+  std::string cut_short{};             ///< why it stopped early; empty when it ran in full
+};
+
 struct MeasurementReport {
   Schedule schedule = Schedule::interleaved;
   DecisionRule decision_rule = DecisionRule::confident_median;
@@ -74,6 +84,7 @@ struct MeasurementReport {
   double confidence = 0.0;    ///< two-sided level of the intervals the decision used
   /// Set when the baseline's calls say the machine was busy with other work.
   std::optional<BusyMachine> busy{};
+  std::optional<SteadyFinalReport> steady_final{};  ///< when the race ran one
 };
 
 /// One backend as the report shows it (a candidate, or the baseline).
@@ -95,7 +106,10 @@ struct CandidateReport {
   /// vs_selected pairs. Not in the JSON.
   RoundSeries rounds{};
   std::size_t calls = 0;  ///< calls made to measure it
-  std::string note{};     ///< e.g. why it left the race early
+  /// Its median in the race's steady-state final, timed as a server calls it (a finalist only);
+  /// `latency` is what the race measured, interleaved with the others.
+  std::optional<double> steady_median_ms{};
+  std::string note{};  ///< e.g. why it left the race early
   /// The graph it runs, shared with its variants in other precisions (aitune::graph_of); empty:
   /// a graph of its own. Not in the JSON.
   std::string graph{};

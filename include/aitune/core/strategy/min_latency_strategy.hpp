@@ -343,7 +343,7 @@ class MinLatencyStrategy {
     const LatencyDecider decider = decider_of(standing.evidence);
     const bool raced = config_.profiling().schedule() == Schedule::interleaved;
     detail::add_measurement(report.measurement, measured,
-                            raced ? std::optional(decider.confidence()) : std::nullopt);
+                            raced ? std::optional(decider.confidence()) : std::nullopt, entrants);
     std::size_t lane = 0;
     if (waiting.baseline) {  // measured alone, it is freed until it is selected (activate())
       standing.baseline_result =

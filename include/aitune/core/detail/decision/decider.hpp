@@ -44,11 +44,16 @@ class LatencyDecider {
 
   [[nodiscard]] const DecisionConfig& config() const noexcept { return config_; }
 
-  /// Does `result` (listed later) rank above `other`? Confident rule: its paired median ratio
-  /// to `other` is below 1 - tie_margin (a near tie keeps the one listed first). aitune rule:
-  /// a lower mean.
+  /// Does `result` (listed later) rank above `other`? Confident rule: where both ran in the
+  /// race's steady-state final, the final's question (detail::faster_in_final); else its paired
+  /// median ratio to `other` is below 1 - tie_margin (a near tie keeps the one listed first).
+  /// aitune rule: a lower mean.
   [[nodiscard]] bool is_better(const Result& result, const Result& other) const {
     if (aitune_rule()) return result.stats.mean < other.stats.mean;
+    if (result.steady_rounds.count() > 0 && other.steady_rounds.count() > 0) {
+      return detail::faster_in_final(result.steady_rounds, other.steady_rounds,
+                                     config_.tie_margin());
+    }
     return detail::displaces_leader(result.rounds, result.latency, other.rounds, other.latency,
                                     config_.tie_margin());
   }

@@ -47,6 +47,20 @@ namespace aitune::detail {
   return challenger_median < leader_median * (1.0 - tie_margin);
 }
 
+/// Each bound of the steady-state final's question (faster_in_final): with its 6 rounds, a sign
+/// test at this level asks a challenger to be faster in every round.
+inline constexpr double final_tail_alpha = 0.05;
+
+/// The steady-state final's question (RaceConfig::set_steady_final): is `challenger` faster than
+/// `leader` when each runs as a server calls it? Its paired median ratio is below
+/// 1 - tie_margin, and the ratio's sign-test interval at final_tail_alpha lies below 1: finalists
+/// that are tied change places only by chance at that level, never on a median's noise.
+[[nodiscard]] inline bool faster_in_final(const RoundSeries& challenger, const RoundSeries& leader,
+                                          double tie_margin) {
+  const MedianInterval ratio = paired_ratio(challenger, leader, final_tail_alpha);
+  return ratio.n > 0 && ratio.high < 1.0 && ratio.median < 1.0 - tie_margin;
+}
+
 /// Does a candidate measured apart from the baseline (the sequential schedule) displace it?
 /// The two medians' intervals, each at half of `tail_alpha` (two bounds must hold), are
 /// separated and the gain is at least `min_gain`; consecutive calls are not independent, so

@@ -72,6 +72,10 @@ struct Lane {
   bool dropped = false;   ///< left the race early (racing)
   std::string drop_reason{};
   std::optional<std::string> failure;
+  /// A finalist's block values in the steady-state final, and their median (none when it was
+  /// not a finalist, or the final was cut short).
+  RoundSeries steady_rounds{};
+  std::optional<double> steady_median_ms{};
 };
 
 /// The result `lane` measured; none when it failed, measured nothing, or its times make no
@@ -84,6 +88,7 @@ struct Lane {
     result.samples_ms = lane.kept_calls_ms;
     result.host_samples_ms = lane.kept_host_ms;
     result.rounds = lane.rounds;
+    result.steady_rounds = lane.steady_rounds;
     result.calls = lane.calls;
     return result;
   } catch (...) {
@@ -106,6 +111,17 @@ struct SwitchByLooks {
   }
 };
 
+/// What the race's steady-state final did (RaceConfig::set_steady_final): its finalists (lane
+/// indices, the race's leader first), the lane it selected (the leader where it was cut short),
+/// the rounds it ran, and why it stopped early, if it did.
+struct SteadyFinal {
+  std::string settings;  ///< RaceConfig::describe_final()
+  std::vector<std::size_t> finalists{};
+  std::size_t pick = 0;
+  std::size_t rounds = 0;
+  std::string cut_short{};
+};
+
 /// The verdict of one measurement: the lanes, in the order of the entrants, and the level the
 /// decision compares with the baseline at.
 struct Measurement {
@@ -120,6 +136,7 @@ struct Measurement {
   /// The race's answer to "switch?", when its looks judged it (the confident rule): empty for
   /// the sequential schedule and the aitune rule, whose results the decider tests itself.
   std::optional<SwitchByLooks> switch_verdict{};
+  std::optional<SteadyFinal> steady_final{};  ///< when the race ran one
 };
 
 }  // namespace detail

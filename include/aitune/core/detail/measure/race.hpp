@@ -22,6 +22,10 @@
 ///    raced without paying for the baseline's calls in every round.
 /// 4. Confirmation: once settled, the top two run `confirmation_rounds` more rounds alone and a
 ///    last look decides; if it is no longer settled the race goes on.
+/// 5. The steady-state final (RaceConfig::set_steady_final): when the race decides to switch,
+///    the candidates it found faster than the baseline are timed again as a server calls them,
+///    in long blocks whose first calls (until the previous backend's threads have settled) are
+///    not timed. One faster than the race's leader there with confidence is selected.
 /// The race also ends when the tuning's time budget, the call budget, the round budget or the
 /// looks run out; the decision then uses the data it has.
 
@@ -42,6 +46,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -125,6 +130,7 @@ class LatencyRace {
         summary_.looks < race_.max_looks()) {
       (void)look();
     }
+    if (judged_ && faster_leader_ && race_.final_rounds() > 0) run_steady_final();
     // A parked baseline was last compared at the look that parked it: its paired rounds, and so
     // its intervals, stop there.
     summary_.baseline_tail_alpha =
@@ -421,11 +427,8 @@ class LatencyRace {
   }
 
   void apply_drops(const LookVerdict& verdict) {
-    for (std::size_t i : verdict.drop) {
-      (*lanes_)[i].dropped = true;
-      (*lanes_)[i].drop_reason = verdict.drop_reasons.at(i);
-      log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, verdict.drop_reasons.at(i)));
-    }
+    for (std::size_t i : verdict.drop)
+      drop(i, verdict.drop_reasons.at(i));
   }
 
   std::string describe_look(const LookVerdict& verdict) const {
@@ -455,6 +458,157 @@ class LatencyRace {
     }
     if (stopped()) return false;  // a budget ran out: decide as is
     return look(/*recheck=*/true);
+  }
+
+  /// The candidates the race found faster than the baseline at its last look's level (each may
+  /// displace it), the leader first, whether still racing or dropped: a candidate the race
+  /// dropped for being slower than the leader may have paid more than it for the others'
+  /// threads, which is what the final is there to see.
+  [[nodiscard]] std::vector<std::size_t> finalists() const {
+    std::vector<std::size_t> finalists{*faster_leader_};
+    const double level = levels_at(std::max(summary_.looks, 1)).vs_baseline;
+    for (std::size_t i = 0; i < lanes_->size() && baseline_; ++i) {
+      const Lane& lane = (*lanes_)[i];
+      if (i == *faster_leader_ || i == *baseline_ || lane.failure) continue;
+      if (faster_than_baseline_.contains(i) ||
+          displaces_baseline(paired_ratio(lane.rounds, (*lanes_)[*baseline_].rounds, level),
+                             decision_)) {
+        finalists.push_back(i);
+      }
+    }
+    return finalists;
+  }
+
+  /// One block of the steady-state final for entrant `i` in final round `round`: untimed calls
+  /// until the settling time has passed (at least the settling calls), then the timed ones, the
+  /// block's value their median. False when a call failed or the time budget ran out.
+  bool steady_block(std::size_t i, std::size_t round) {
+    Lane& lane = (*lanes_)[i];
+    const double began_ms = timer_.now_ms();
+    const std::size_t first_index = summary_.rounds + round;  // the same samples for each
+    for (int call = 0; call < race_.final_settle_calls() ||
+                       (timer_.now_ms() - began_ms < race_.final_settle_ms() &&
+                        call < RaceConfig::max_switch_warmup_calls);
+         ++call) {
+      double ignored = 0.0;
+      if (past_deadline() || !timed_call(i, first_index, ignored)) {
+        (void)end_calls(i);
+        return false;
+      }
+    }
+    std::vector<double> timed;
+    for (int call = 0; call < race_.final_timed_calls(); ++call) {
+      double ms = 0.0;
+      if (!timed_call(i, first_index + static_cast<std::size_t>(call), ms)) {
+        (void)end_calls(i);
+        return false;
+      }
+      timed.push_back(ms);
+    }
+    if (!end_calls(i)) return false;
+    lane.steady_rounds.set(round, block_value(std::move(timed)));
+    return true;
+  }
+
+  /// 5. The steady-state final, when there are two finalists or more: rounds of one long block
+  /// each. A finalist faster than the pick so far (the race's leader first) by faster_in_final
+  /// becomes the pick; the other finalists leave the race for it, and when it is not the race's
+  /// leader, so does every candidate still racing. Cut short by the time budget, the race's
+  /// leader stays.
+  void run_steady_final() {
+    SteadyFinal final{race_.describe_final(), finalists(), *faster_leader_};
+    // With one finalist the pick cannot change, and a switch costs no more calls than it did.
+    if (final.finalists.size() < 2) return;
+    const auto alive = [&](std::size_t i) { return !(*lanes_)[i].failure; };
+    for (int round = 0; round < race_.final_rounds() && final.cut_short.empty(); ++round) {
+      std::vector<std::size_t> order;
+      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(order),
+                   alive);
+      if (order.empty()) break;
+      std::shuffle(order.begin(), order.end(), random_);
+      for (const std::size_t i : order) {
+        if (steady_block(i, final.rounds)) continue;
+        if (past_deadline()) {
+          final.cut_short = "the tuning's time budget ran out";
+          break;
+        }
+      }
+      if (final.cut_short.empty()) ++final.rounds;
+    }
+    std::vector<std::size_t> measured;
+    std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(measured),
+                 alive);
+    if (measured.empty()) {  // every finalist failed: nothing to switch to
+      faster_leader_.reset();
+      final.cut_short = "every finalist failed";
+      summary_.stop_detail +=
+          fmt::format("; then {}, in which every finalist failed", race_.describe_final());
+      summary_.steady_final = std::move(final);
+      return;
+    }
+    for (const std::size_t i : measured) {
+      Lane& lane = (*lanes_)[i];
+      if (lane.steady_rounds.count() == 0) continue;
+      std::vector<double> values;
+      std::copy_if(lane.steady_rounds.values.begin(), lane.steady_rounds.values.end(),
+                   std::back_inserter(values), [](double value) { return !std::isnan(value); });
+      lane.steady_median_ms = block_value(std::move(values));
+    }
+    final.pick = alive(*faster_leader_) ? *faster_leader_ : measured.front();
+    if (final.cut_short.empty()) {
+      for (const std::size_t i : measured) {
+        const Lane& lane = (*lanes_)[i];
+        const Lane& best = (*lanes_)[final.pick];
+        if (i != final.pick &&
+            faster_in_final(lane.steady_rounds, best.steady_rounds, decision_.tie_margin())) {
+          final.pick = i;
+        }
+      }
+    }
+    // The pick races on (a finalist the race had dropped comes back); the other finalists
+    // leave for it, and when it is not the race's leader, so does every candidate still racing.
+    Lane& picked = (*lanes_)[final.pick];
+    picked.dropped = false;
+    picked.drop_reason.clear();
+    for (std::size_t i = 0; i < lanes_->size(); ++i) {
+      Lane& lane = (*lanes_)[i];
+      if (i == final.pick || (baseline_ && i == *baseline_) || lane.failure) continue;
+      const bool finalist =
+          std::find(final.finalists.begin(), final.finalists.end(), i) != final.finalists.end();
+      if (finalist && final.cut_short.empty()) {
+        const std::vector<double> ratios = paired_ratios(lane.steady_rounds, picked.steady_rounds);
+        const std::string why = fmt::format(
+            "slower than {} in the steady-state final ({}x over {} round(s))",
+            (*entrants_)[final.pick].name,
+            ratios.empty() ? std::string("-") : format_fixed(median_of(ratios)), ratios.size());
+        if (lane.dropped) {
+          lane.drop_reason += "; then " + why;
+        } else {
+          drop(i, why);
+        }
+      } else if (!lane.dropped && final.pick != *faster_leader_) {
+        drop(i, fmt::format("not faster than the baseline with confidence, and {} was selected "
+                            "in the steady-state final",
+                            (*entrants_)[final.pick].name));
+      }
+    }
+    if (final.pick != *faster_leader_) {
+      log_.info(1, fmt::format("steady-state final: {} is faster than the race's leader {} when "
+                               "each runs as a server calls it",
+                               (*entrants_)[final.pick].name, (*entrants_)[*faster_leader_].name));
+    }
+    faster_leader_ = final.pick;
+    summary_.stop_detail += fmt::format(
+        "; then {} over {} finalist(s){}", race_.describe_final(), final.finalists.size(),
+        final.cut_short.empty() ? std::string() : fmt::format(", cut short ({})", final.cut_short));
+    summary_.steady_final = std::move(final);
+  }
+
+  void drop(std::size_t i, std::string why) {
+    Lane& lane = (*lanes_)[i];
+    lane.dropped = true;
+    lane.drop_reason = std::move(why);
+    log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, lane.drop_reason));
   }
 
   const RaceConfig& race_;

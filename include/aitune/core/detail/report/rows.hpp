@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,6 +137,30 @@ inline std::vector<ReportRow> report_rows(const TuneReport& report) {
                              row_cells(report, candidate, on_device)});
   }
   return rows;
+}
+
+/// What the race's steady-state final decided on, in one sentence: the finalist it selected with
+/// its median as a server calls it beside the race's interleaved one, and the race's own leader
+/// where that differs. Empty without a final.
+[[nodiscard]] inline std::string describe_steady_final(const TuneReport& report) {
+  const std::optional<SteadyFinalReport>& final = report.measurement.steady_final;
+  if (!final) return {};
+  const auto medians = [&](const std::string& name) {
+    const auto row = std::find_if(report.candidates.begin(), report.candidates.end(),
+                                  [&](const CandidateReport& r) { return r.backend == name; });
+    if (row == report.candidates.end() || !row->latency) return name;
+    return fmt::format("{} ({} steady, {} interleaved)", name,
+                       row->steady_median_ms ? format_ms(*row->steady_median_ms) : "-",
+                       format_ms(row->latency->median));
+  };
+  std::string text = fmt::format("steady-state final over {} finalist(s), {} round(s){}: {}",
+                                 final->finalists.size(), final->rounds,
+                                 final->cut_short.empty() ? "" : ", cut short: " + final->cut_short,
+                                 medians(final->pick));
+  if (!final->finalists.empty() && final->finalists.front() != final->pick) {
+    text += fmt::format(", ahead of the race's leader {}", medians(final->finalists.front()));
+  }
+  return text;
 }
 
 }  // namespace detail

@@ -17,8 +17,10 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace aitune::detail {
 
@@ -56,6 +58,7 @@ settle_candidate_lane(CandidateReport& row, Lane& lane, double spent_ms,
     return result;
   }
   record_latency(row, *result);
+  row.steady_median_ms = lane.steady_median_ms;
   if (baseline && result->metric() > 0.0 && baseline->metric() > 0.0) {
     // With paired rounds the speedup is the paired ratio's inverse, so the table's columns
     // never disagree; measured apart, it is the ratio of the medians.
@@ -78,7 +81,17 @@ settle_candidate_lane(CandidateReport& row, Lane& lane, double spent_ms,
 /// A measurement added to the report's account of it (the sequential schedule measures several
 /// times); `confidence`: the level of its comparisons with the baseline, for a race.
 inline void add_measurement(MeasurementReport& account, const Measurement& measured,
-                            std::optional<double> confidence) {
+                            std::optional<double> confidence,
+                            const std::vector<Entrant>& entrants) {
+  if (const auto& final = measured.steady_final) {
+    SteadyFinalReport& shown = account.steady_final.emplace();
+    shown.settings = final->settings;
+    for (const std::size_t i : final->finalists)
+      shown.finalists.push_back(entrants[i].name);
+    shown.pick = entrants[final->pick].name;
+    shown.rounds = final->rounds;
+    shown.cut_short = final->cut_short;
+  }
   account.rounds += measured.rounds;
   account.looks += measured.looks;
   account.stop_reason = measured.stop_reason;
