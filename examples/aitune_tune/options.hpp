@@ -93,6 +93,7 @@ struct Options {
   bool stable = false;
   bool sequential = false;
   std::optional<double> switch_warmup_ms;  ///< not given: the library's (RaceConfig)
+  std::optional<int> steady_final_rounds;  ///< not given: the library's (RaceConfig)
   bool aitune_rule = false;
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
@@ -429,6 +430,18 @@ inline Options parse_arguments(int argc, char** argv) {
       ->type_name("MS")
       ->check(milliseconds_validator)
       ->group(measure_group);
+  app.add_option(
+         "--steady-final-rounds", options.steady_final_rounds,
+         wrapped(fmt::format(
+             "rounds of the interleaved race's steady-state final, which times the candidates "
+             "found faster than the baseline again as a server calls them (blocks of {} calls "
+             "after {:g} ms of untimed ones) and selects the fastest there; 0 turns it off "
+             "(0 to 100; default {})",
+             aitune::RaceConfig{}.final_timed_calls(), aitune::RaceConfig{}.final_settle_ms(),
+             aitune::RaceConfig{}.final_rounds())))
+      ->type_name("N")
+      ->check(CLI::Range(0, 100))
+      ->group(measure_group);
   app.add_flag("--stable", options.stable,
                wrapped("with --sequential: time until latency is stable (StableWindow)"))
       ->group(measure_group);
@@ -601,6 +614,10 @@ inline Options parse_arguments(int argc, char** argv) {
   if (options.switch_warmup_ms && options.sequential) {
     throw UsageError{"--switch-warmup-ms sets the interleaved race: it does not go with "
                      "--sequential"};
+  }
+  if (options.steady_final_rounds && options.sequential) {
+    throw UsageError{"--steady-final-rounds sets the interleaved race: it does not go with "
+                     "--sequential (which times each backend alone already)"};
   }
   check_paths_apart(options);
   return options;

@@ -356,6 +356,12 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     profiling.set_race(
         RaceConfig{profiling.race()}.set_switch_warmup_ms(*options.switch_warmup_ms));
   }
+  if (options.steady_final_rounds) {
+    const RaceConfig& race = profiling.race();
+    profiling.set_race(
+        RaceConfig{race}.set_steady_final(*options.steady_final_rounds, race.final_settle_ms(),
+                                          race.final_settle_calls(), race.final_timed_calls()));
+  }
   const auto config =
       StrategyConfig{}
           .enable_performance_validation(validation)
