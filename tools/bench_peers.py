@@ -26,6 +26,7 @@ over a direct call is what tools/bench.sh overhead measures.
 
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
        [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--switch-warmup-ms 0]
+       [--final-settle-ms 20 --final-settle-calls 3]
        [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
 """
 import argparse
@@ -243,15 +244,34 @@ def timed_block(call, calls, settle_s, warmup_s=0.0):
     return block
 
 
-def race(contestants, rounds, calls, settle_s, warmup_s):
+def steady_block(call, calls, settle_calls, settle_s):
+    """As the tuner's steady-state final times a finalist: untimed calls until `settle_s` has
+    passed since the block began (at least `settle_calls` of them), then `calls` timed calls;
+    their latencies in ms."""
+    began = time.perf_counter()
+    done = 0
+    while done < settle_calls or time.perf_counter() - began < settle_s:
+        call()
+        done += 1
+    block = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        block.append((time.perf_counter() - start) * 1e3)
+    return block
+
+
+def race(contestants, rounds, calls, settle_s, warmup_s, final=None):
     """Shuffled interleaved rounds, each contestant a block of `calls` calls per round, as the
-    tuner's race runs them: per contestant, its blocks (each call's latency in ms)."""
+    tuner's race runs them (or, with `final` = (settle calls, settle s), as its steady-state
+    final does): per contestant, its blocks (each call's latency in ms)."""
     times = {label: [] for label, _ in contestants}
     order = list(contestants)
     for _ in range(rounds):
         random.shuffle(order)
         for label, call in order:
-            times[label].append(timed_block(call, calls, settle_s, warmup_s))
+            times[label].append(steady_block(call, calls, *final) if final else
+                                timed_block(call, calls, settle_s, warmup_s))
     return times
 
 
@@ -309,13 +329,18 @@ def bench_model(args, name, log):
         "race and half after")
     solo = alone(contestants, args.alone_rounds // 2, args.alone_calls, settle_s)
     log(f"  racing {len(contestants)} in {args.rounds} rounds of {args.calls} calls")
-    blocks = race(contestants, args.rounds, args.calls, settle_s, args.switch_warmup_ms / 1e3)
+    final = ((args.final_settle_calls, args.final_settle_ms / 1e3)
+             if args.final_settle_ms is not None else None)
+    blocks = race(contestants, args.rounds, args.calls, settle_s, args.switch_warmup_ms / 1e3,
+                  final)
     for label, kept in alone(contestants, args.alone_rounds - args.alone_rounds // 2,
                              args.alone_calls, settle_s).items():
         solo[label] += kept
     # A round's value is the mean of its block less the first call, which pays for the caches
-    # the previous contestant evicted (the tuner's race discards it too).
-    times = {label: [statistics.fmean(b[1:]) for b in bs] for label, bs in blocks.items()}
+    # the previous contestant evicted (the tuner's race discards it too); in the final's blocks,
+    # the median of the timed calls, as the tuner takes it.
+    times = {label: [statistics.median(b) if final else statistics.fmean(b[1:]) for b in bs]
+             for label, bs in blocks.items()}
     peer_labels = [label for label, _ in peers]
     best, ratio, low, high = paired_ratio(times, selected[0], peer_labels)
     # The same pairing on the alone rounds: each contestant as a server calling only it runs it,
@@ -325,7 +350,7 @@ def bench_model(args, name, log):
                                                                       peer_labels)
     rows = []
     for label, _ in contestants:
-        first = [b[0] for b in blocks[label]]
+        first = [b[0] for b in blocks[label]]  # in the final's blocks, the first timed call
         alone_calls = [ms for b in solo[label] for ms in b]
         rows.append({"contestant": label, "median_ms": statistics.median(times[label]),
                      "p90_ms": p90(times[label]),
@@ -340,6 +365,7 @@ def bench_model(args, name, log):
             "alone_ratio_high": steady_high, "rounds": args.rounds, "calls": args.calls,
             "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
             "settle_ms": args.settle_ms, "switch_warmup_ms": args.switch_warmup_ms,
+            "final_settle_ms": args.final_settle_ms, "final_settle_calls": args.final_settle_calls,
             "contestants": rows}
 
 
@@ -379,6 +405,12 @@ def main():
                         "long since the block began (the other pools go idle meanwhile)")
     parser.add_argument("--settle-ms", type=float, default=0,
                         help="a pause before each block, for the thread pools to go idle")
+    parser.add_argument("--final-settle-ms", type=float, default=None,
+                        help="race as the tuner's steady-state final does: each block untimed "
+                        "calls for this long (at least --final-settle-calls), then --calls timed, "
+                        "their median the round's value")
+    parser.add_argument("--final-settle-calls", type=int, default=3,
+                        help="with --final-settle-ms: the fewest untimed calls (default 3)")
     parser.add_argument("--tune-args", default="",
                         help="more arguments for aitune-tune, in one string")
     parser.add_argument("--time-budget", type=float, default=60, help="aitune-tune's, in s")
