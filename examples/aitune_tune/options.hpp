@@ -435,7 +435,8 @@ inline Options parse_arguments(int argc, char** argv) {
          wrapped(fmt::format(
              "rounds of the interleaved race's steady-state final, which times the candidates "
              "found faster than the baseline again as a server calls them (blocks of {} calls "
-             "after {:g} ms of untimed ones) and selects the fastest there; 0 turns it off "
+             "after {:g} ms of untimed ones) and selects one faster there than the race's "
+             "leader in every round; 0 turns it off "
              "(0 to 100; default {})",
              aitune::RaceConfig{}.final_timed_calls(), aitune::RaceConfig{}.final_settle_ms(),
              aitune::RaceConfig{}.final_rounds())))
