@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
                              c.latency ? format_ms(c.latency->median) : "-",
                              c.latency ? format_ms(c.latency->p90) : "-", ratio,
                              c.speedup ? format_speedup(*c.speedup) : "-", c.calls,
-                             c.precision.empty() ? "-" : c.precision,
+                             c.precision ? std::string(to_label(*c.precision)) : "-",
                              worst ? format_fixed(worst->worst_error_ratio * 100.0, 1) + " %"
                                    : std::string("-"));
       };
