@@ -552,6 +552,10 @@ TEST_CASE("The steady-state final is validated and described", "[config][final]"
   CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, std::nan(""), 3, 5), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, 20.0, 0, 5), ConfigError);
   CHECK_THROWS_AS(RaceConfig{}.set_steady_final(6, 20.0, 3, 0), ConfigError);
+  // A refused call changes nothing (here the rounds, checked before the bad timed calls).
+  RaceConfig refused;
+  CHECK_THROWS_AS(refused.set_steady_final(2, 20.0, 3, 0), ConfigError);
+  CHECK(refused.final_rounds() == RaceConfig{}.final_rounds());
   CHECK_THAT(RaceConfig{}.describe(),
              Catch::Contains("a steady-state final of 6 round(s) of 5 timed call(s) per finalist, "
                              "each block after 20 ms (at least 3 call(s)) of untimed calls"));

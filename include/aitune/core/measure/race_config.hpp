@@ -169,10 +169,13 @@ class RaceConfig {
           fmt::format("the steady-state final's settling time must be within [0, 10000] ms, got {}",
                       settle_ms));
     }
-    final_rounds_ = detail::require_at_least(rounds, 0, "steady-state final rounds");
-    final_settle_calls_ =
+    // Every value checked before any is kept: a refused call leaves the settings as they were.
+    const int checked_rounds = detail::require_at_least(rounds, 0, "steady-state final rounds");
+    const int checked_settle_calls =
         detail::require_at_least(settle_calls, 1, "steady-state final settling calls");
     final_timed_calls_ = detail::require_at_least(timed_calls, 1, "steady-state final timed calls");
+    final_rounds_ = checked_rounds;
+    final_settle_calls_ = checked_settle_calls;
     final_settle_ms_ = settle_ms;
     return *this;
   }
