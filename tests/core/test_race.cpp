@@ -10,7 +10,9 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -1085,6 +1087,40 @@ TEST_CASE("measure_backends runs the configured schedule and states the level it
       CHECK(m.lanes[1].rounds.values.empty());
       CHECK(m.baseline_tail_alpha == Approx(decision.baseline_tail(1.0, 4)));
       CHECK(m.stop_reason == StopReason::stop_rule);
+    }
+  }
+}
+
+TEST_CASE("A race left by an exception that is not the backend's still puts the process back",
+          "[race][measure]") {
+  // A candidate whose calls set the process to its settings (as a thread-count candidate does)
+  // fails on call `fail_on`; the message sink throws when told of it. The sink's exception leaves
+  // the race, and the candidate's after_calls must have run all the same: in the warm-up, in a
+  // race block, and in both schedules.
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    for (const std::size_t fail_on : {std::size_t{1}, std::size_t{20}}) {
+      INFO(to_string(schedule) << ", failing on call " << fail_on);
+      const auto clock = std::make_shared<VirtualClock>();
+      bool at_candidate_settings = false;
+      std::size_t calls = 0;
+      std::vector<Entrant> entrants{
+          Entrant{"base", true, [clock](std::size_t) { clock->advance(10.0); }},
+          Entrant{"threads", false,
+                  [&, clock](std::size_t) {
+                    at_candidate_settings = true;
+                    clock->advance(5.0);
+                    if (++calls == fail_on) throw std::runtime_error("scripted failure");
+                  },
+                  [&] { at_candidate_settings = false; }}};
+      const Logger throwing_sink(MessageSink([](LogLevel level, std::string_view) {
+        if (level == LogLevel::warning) throw std::runtime_error("the sink failed");
+      }));
+      VirtualTimer timer(clock);
+      CHECK_THROWS_WITH(measure_backends(entrants, ProfilingConfig{}.set_schedule(schedule),
+                                         DecisionConfig{}, timer, throwing_sink, 1e9, 1),
+                        "the sink failed");
+      CHECK(calls == fail_on);  // it failed where the script says
+      CHECK_FALSE(at_candidate_settings);
     }
   }
 }

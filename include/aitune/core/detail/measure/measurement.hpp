@@ -48,6 +48,26 @@ inline void end_calls_after_failure(const std::function<void()>& after_calls) no
   }
 }
 
+/// One run of an entrant's calls (a warm-up, a block): its after_calls runs once when the run
+/// is left by an exception, whichever it is (a backend's, a message sink's, an allocation's), so
+/// a run that set the process to a candidate's settings (a thread count) never outlives the race.
+/// `release()` when the run ends normally: the caller runs after_calls itself.
+class AfterCallsGuard {
+ public:
+  explicit AfterCallsGuard(const std::function<void()>& after_calls) noexcept
+      : after_calls_(&after_calls) {}
+  AfterCallsGuard(const AfterCallsGuard&) = delete;
+  AfterCallsGuard& operator=(const AfterCallsGuard&) = delete;
+  ~AfterCallsGuard() {
+    if (armed_) end_calls_after_failure(*after_calls_);
+  }
+  void release() noexcept { armed_ = false; }
+
+ private:
+  const std::function<void()>* after_calls_;
+  bool armed_ = true;
+};
+
 /// How the interleaved race stands, told after each round and at each look, outside any timed
 /// call: the rounds and calls so far (of every entrant, warm-up included), the entrant leading at
 /// the last look (its name; empty before the first) and its median ratio to the baseline, when

@@ -86,8 +86,9 @@ class LatencyRace {
     }
     candidates_ = std::max<std::size_t>(candidates, 1);
     for (std::size_t i = 0; i < entrants.size(); ++i) {
+      AfterCallsGuard run(entrants[i].after_calls);
       warm_up(i);
-      (void)end_calls(i);
+      (void)end_calls(i, run);
     }
 
     int next_look_round = race_.look_round(1);
@@ -178,9 +179,7 @@ class LatencyRace {
       ms = timing.ms();
       if (host_ms != nullptr) *host_ms = timing.device_ms ? timing.host_ms : -1.0;
     } catch (const CancelledError&) {
-      // The whole tuning stops, not this lane; the process is put back all the same.
-      end_calls_after_failure(entrant.after_calls);
-      throw;
+      throw;  // the whole tuning stops, not this lane; the run's guard puts the process back
     } catch (...) {
       fail_lane(i, detail::current_exception_message());
       return false;
@@ -202,9 +201,10 @@ class LatencyRace {
     log_.warn(2, fmt::format("{}: measure failed: {}", (*entrants_)[i].name, *lane.failure));
   }
 
-  /// Entrant `i`'s after_calls, once its run of calls is over (untimed); false (with the lane
-  /// failed, unless a call failed it first) when it throws.
-  bool end_calls(std::size_t i) {
+  /// Entrant `i`'s after_calls, once its run of calls (guarded by `run`) is over (untimed);
+  /// false (with the lane failed, unless a call failed it first) when it throws.
+  bool end_calls(std::size_t i, AfterCallsGuard& run) {
+    run.release();
     Entrant& entrant = (*entrants_)[i];
     if (!entrant.after_calls) return true;
     try {
@@ -253,6 +253,7 @@ class LatencyRace {
       // seconds - once every backend has one round to be judged on. The backends left out have no
       // value for this round, which pairing skips.
       if (past_deadline() && (*lanes_)[i].rounds.count() > 0) continue;
+      AfterCallsGuard run((*entrants_)[i].after_calls);
       std::vector<double> kept;
       std::vector<double> kept_host;
       const double block_began_ms = timer_.now_ms();
@@ -271,7 +272,7 @@ class LatencyRace {
         }
         if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
       }
-      if (!end_calls(i) || !ok) continue;
+      if (!end_calls(i, run) || !ok) continue;
       Lane& lane = (*lanes_)[i];
       lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
       lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());
@@ -484,6 +485,7 @@ class LatencyRace {
   /// block's value their median. False when a call failed or the time budget ran out.
   bool steady_block(std::size_t i, std::size_t round) {
     Lane& lane = (*lanes_)[i];
+    AfterCallsGuard run((*entrants_)[i].after_calls);
     const double began_ms = timer_.now_ms();
     const std::size_t first_index = summary_.rounds + round;  // the same samples for each
     for (int call = 0; call < race_.final_settle_calls() ||
@@ -492,7 +494,7 @@ class LatencyRace {
          ++call) {
       double ignored = 0.0;
       if (past_deadline() || !timed_call(i, first_index, ignored)) {
-        (void)end_calls(i);
+        (void)end_calls(i, run);
         return false;
       }
     }
@@ -500,12 +502,12 @@ class LatencyRace {
     for (int call = 0; call < race_.final_timed_calls(); ++call) {
       double ms = 0.0;
       if (!timed_call(i, first_index + static_cast<std::size_t>(call), ms)) {
-        (void)end_calls(i);
+        (void)end_calls(i, run);
         return false;
       }
       timed.push_back(ms);
     }
-    if (!end_calls(i)) return false;
+    if (!end_calls(i, run)) return false;
     lane.steady_rounds.set(round, block_value(std::move(timed)));
     return true;
   }
