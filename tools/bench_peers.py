@@ -164,10 +164,14 @@ def selected_call(report, archive, inputs):
         return onnx_session(archive, inputs, optimization, int(threads),
                             spinning == "spinning-stop")
     if kind == "openvino":
-        _, precision, threads, _ = key.rsplit(":", 3)
+        _, precision, threads, streams, copies, _ = key.rsplit(":", 5)
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision}
-        if int(threads) > 0:
-            config["INFERENCE_NUM_THREADS"] = int(threads)
+        if int(streams) > 0:
+            config["NUM_STREAMS"] = int(streams)
+        if int(threads) > 0:  # the compiled model's threads, shared by its streams
+            config["INFERENCE_NUM_THREADS"] = int(threads) * max(int(streams), 1)
+        if int(copies) > 1:  # as OpenVino::set_copies compiles each copy
+            config["ENABLE_CPU_PINNING"] = False
         return openvino_model(archive, inputs, config)
     if kind == "aoti":
         return aoti_model(archive, key.rsplit(":", 1)[1], inputs)

@@ -13,6 +13,10 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
   rendezvous     calls the custom op aitune_test::rendezvous, which the C++ tests register: it
                  holds a call until a second one arrives, so a test can tell overlapping calls
                  from queued ones
+  wide_mlp       forward(x) -> six 512-wide linear layers with ReLU on a 64x512 input: a few
+                 milliseconds a call on one thread, long enough for a test to tell calls that
+                 run at once from queued ones by when they end (ONNX and OpenVINO only: the
+                 rendezvous op does not convert to them)
   no_onnx        forward(x) -> the eigenvalues (torch.linalg.eigh) of a linear layer's Gram
                  matrix: AOTInductor compiles it, but neither the ONNX exporter nor OpenVINO
                  converts eigh, so its archive records both as failed, with their causes
@@ -96,6 +100,16 @@ class Rendezvous(torch.nn.Module):
         return self.proj(torch.ops.aitune_test.rendezvous(self.proj(x)))
 
 
+class WideMlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(
+            *[module for _ in range(6) for module in (torch.nn.Linear(512, 512), torch.nn.ReLU())])
+
+    def forward(self, x):
+        return self.layers(x)
+
+
 def bert():
     from transformers import BertConfig, BertModel
     return BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
@@ -126,6 +140,7 @@ MODELS = {
     "bert": Model(bert, TOKENS, RUNTIMES),
     "gpt2": Model(gpt2, TOKENS),
     "rendezvous": Model(Rendezvous, ["1x8"]),
+    "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
     "no_onnx": Model(NoOnnx, ["1x6x8"], RUNTIMES, ("onnx", "openvino")),
 }
 

@@ -10,8 +10,17 @@
 /// OpenVINO is linked (AITUNE_WITH_OPENVINO: CMake found its package, `openvino::runtime`; the
 /// openvino wheel ships one). Without it the backend is still there and its build fails with
 /// that reason. Inputs are the sample's tensors, handed over without a copy; outputs are copied
-/// into torch tensors and rebuilt into the program's output structure. An infer request runs one
-/// call at a time, so calls are serialised (thread_safe() is false: TunedModule queues them).
+/// into torch tensors and rebuilt into the program's output structure.
+///
+/// Calls from several threads run at once, each on an infer request of its own (a pool that
+/// grows to the callers' number), up to the compiled model's streams: OpenVINO's CPU device runs
+/// one request at a time per stream. The latency hint (the default) makes one stream, which
+/// gives one call every core and makes the others take turns. Two ways past it, each part of
+/// the candidate (its name and its key), so that what the race measured is what is served:
+/// `set_streams(n)` compiles n streams, each with its share of the threads (a call is handed to
+/// a stream's thread: slower alone, measured 20-30 % on small models); `set_copies(n)` compiles
+/// up to n copies of one stream as calls come at once (each runs on its caller's thread: as
+/// fast alone; each holds the weights).
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
@@ -28,6 +37,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -78,14 +88,65 @@ inline std::optional<c10::ScalarType> torch_dtype(const ov::element::Type& type)
   return std::nullopt;
 }
 
-/// A compiled model and its one infer request, with the weights they may point into (OpenVINO
-/// reads a model's weights from the tensor it is given, without copying them).
+/// The compiled copies of a model and their idle infer requests, with the weights they may
+/// point into (OpenVINO reads a model's weights from the tensor it is given, without copying
+/// them). A request runs one call at a time: each call takes an idle one, or a new one when all
+/// are busy - on a copy compiled for it while there are fewer than `max_copies`, else on the
+/// copies there are, in turn - and gives it back; the pool holds as many requests as calls have
+/// run at once.
 struct OpenVinoState {
   std::shared_ptr<const std::string> weights;
-  ov::CompiledModel compiled;
-  ov::InferRequest request;
+  std::shared_ptr<const ov::Model> graph;
+  ov::AnyMap config;
+  std::size_t max_copies = 1;
+  std::vector<ov::CompiledModel> copies;  ///< the first made at build; the others on demand
   std::size_t inputs = 0;
   std::size_t outputs = 0;
+
+  [[nodiscard]] ov::InferRequest take_request() {
+    const std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      ov::InferRequest request = std::move(idle_.back());
+      idle_.pop_back();
+      return request;
+    }
+    // Compiled under the lock: the calls that find every request busy meanwhile would
+    // otherwise compile copies of their own.
+    if (copies.size() < max_copies) {
+      copies.push_back(openvino_core().compile_model(graph, "CPU", config));
+      return copies.back().create_infer_request();
+    }
+    return copies[requests_++ % copies.size()].create_infer_request();
+  }
+  void give_back(ov::InferRequest request) {
+    const std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(request));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<ov::InferRequest> idle_;
+  std::size_t requests_ = 0;
+};
+
+/// A call's infer request, given back to the pool when the call ends, whichever way.
+class BorrowedRequest {
+ public:
+  explicit BorrowedRequest(OpenVinoState& state) : state_(state), request_(state.take_request()) {}
+  BorrowedRequest(const BorrowedRequest&) = delete;
+  BorrowedRequest& operator=(const BorrowedRequest&) = delete;
+  ~BorrowedRequest() {
+    try {
+      state_.give_back(std::move(request_));
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a request not pooled is only made again
+    }
+  }
+  ov::InferRequest& operator*() noexcept { return request_; }
+  ov::InferRequest* operator->() noexcept { return &request_; }
+
+ private:
+  OpenVinoState& state_;
+  ov::InferRequest request_;
 };
 
 }  // namespace detail
@@ -121,6 +182,29 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     return *this;
   }
 
+  /// The calls that run at once (OpenVINO's streams), each on set_threads() threads (with 0
+  /// threads OpenVINO shares the cores among the streams); 0 (the default) is the latency hint's
+  /// one stream. Set it before build.
+  OpenVino& set_streams(int streams) {
+    if (streams < 0) throw ConfigError("OpenVINO's stream count cannot be negative");
+    streams_ = streams;
+    return *this;
+  }
+  /// The compiled copies calls may run on at once (each with its own streams): one is made at
+  /// build, the others when a call finds every request busy (a compilation, once). A copy of one
+  /// stream runs a call on the caller's thread, as fast alone as the only copy; more streams hand
+  /// each call to a stream's thread. 1 (the default): calls beyond the streams take turns.
+  /// Copies run unpinned (OpenVINO's CPU pinning would put them on the same cores). Each holds
+  /// the model's weights. Set it before build; at least 1.
+  OpenVino& set_copies(int copies) {
+    if (copies < 1) throw ConfigError("an OpenVINO session needs at least 1 copy");
+    copies_ = copies;
+    return *this;
+  }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+  [[nodiscard]] int streams() const noexcept { return streams_; }
+  [[nodiscard]] int copies() const noexcept { return copies_; }
+
   /// Whether this build has OpenVINO.
   [[nodiscard]] static constexpr bool available() noexcept { return AITUNE_WITH_OPENVINO != 0; }
 
@@ -150,17 +234,21 @@ class OpenVino : public BackendLifecycle<OpenVino> {
 #endif
   }
 
-  /// "OpenVino(model.pt2, f32, OV 2026.4.1)", with a thread count that is not the default.
+  /// "OpenVino(model.pt2, f32, OV 2026.4.1)", with the thread, stream and copy counts that are
+  /// not the default ("OpenVino(model.pt2, bf16, 1 thread, up to 2 copies, OV 2026.4.1)").
   [[nodiscard]] std::string describe() const {
     const std::string loaded = version();
-    return fmt::format(
-        "OpenVino({}, {}{}{})", package_.filename().string(), to_string(precision_),
-        threads_ > 0 ? fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s") : "",
-        loaded.empty() ? "" : ", OV " + loaded);
+    const auto count = [](int n, const char* what) {
+      return n > 0 ? fmt::format(", {} {}{}", n, what, n == 1 ? "" : "s") : std::string();
+    };
+    return fmt::format("OpenVino({}, {}{}{}{}{})", package_.filename().string(),
+                       to_string(precision_), count(threads_, "thread"), count(streams_, "stream"),
+                       copies_ > 1 ? fmt::format(", up to {} copies", copies_) : "",
+                       loaded.empty() ? "" : ", OV " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("openvino:{}:{}:{}:{}", package_.string(), to_string(precision_), threads_,
-                       version());
+    return fmt::format("openvino:{}:{}:{}:{}:{}:{}", package_.string(), to_string(precision_),
+                       threads_, streams_, copies_, version());
   }
   /// The archive it loads the model from: the tuning cache's key covers its content.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
@@ -174,8 +262,10 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
+  /// Calls run at once, up to streams() (one with the latency hint) times copies(); more take
+  /// turns.
   [[nodiscard]] static constexpr bool thread_safe() noexcept {
-    return false;
+    return true;
   }
   /// The converted model it runs: every session of it shares its verdict, whatever its threads
   /// or precision (aitune::graph_of).
@@ -228,18 +318,24 @@ class OpenVino : public BackendLifecycle<OpenVino> {
       state->weights = weights_;  // the model and its compilation may point into them
       const ov::Tensor weight_tensor(ov::element::u8, ov::Shape{weights_->size()},
                                      const_cast<char*>(weights_->data()));
-      const std::shared_ptr<ov::Model> graph =
-          core.read_model(converted_.files.at(0), weight_tensor);
+      state->graph = core.read_model(converted_.files.at(0), weight_tensor);
       ov::AnyMap config{ov::hint::performance_mode(ov::hint::PerformanceMode::LATENCY),
                         ov::hint::inference_precision(
                             precision_ == Precision::bf16 ? ov::element::bf16 : ov::element::f32)};
-      if (threads_ > 0) config.emplace(ov::inference_num_threads(threads_));
-      state->compiled = core.compile_model(graph, "CPU", config);
-      state->request = state->compiled.create_infer_request();
-      state->inputs = state->compiled.inputs().size();
-      state->outputs = state->compiled.outputs().size();
+      // OpenVINO's thread count is the compiled model's, shared by its streams.
+      if (streams_ > 0) config.emplace(ov::num_streams(streams_));
+      if (threads_ > 0) config.emplace(ov::inference_num_threads(threads_ * std::max(streams_, 1)));
+      // Pinned, every copy's threads would take the same cores: the copies would take turns.
+      if (copies_ > 1) config.emplace(ov::hint::enable_cpu_pinning(false));
+      state->config = config;
+      state->max_copies = static_cast<std::size_t>(copies_);
+      state->copies.push_back(core.compile_model(state->graph, "CPU", config));
+      ov::CompiledModel& compiled = state->copies.front();
+      state->give_back(compiled.create_infer_request());  // the first call's, made now
+      state->inputs = compiled.inputs().size();
+      state->outputs = compiled.outputs().size();
       std::vector<std::string> graph_inputs;
-      for (const auto& port : state->compiled.inputs()) {
+      for (const auto& port : compiled.inputs()) {
         const auto& names = port.get_names();
         graph_inputs.push_back(names.empty() ? std::string() : port.get_any_name());
       }
@@ -259,44 +355,52 @@ class OpenVino : public BackendLifecycle<OpenVino> {
 #if AITUNE_WITH_OPENVINO
     detail::OpenVinoState& state = *state_;
     c10::InferenceMode inference_mode;
-    std::vector<at::Tensor> inputs;  // alive until the call returns: OpenVINO reads them
-    inputs.reserve(state.inputs);
-    std::vector<at::Tensor> flat;
     try {
-      for (std::size_t i = 0; i < state.inputs; ++i) {
-        inputs.push_back(converted_.input(sample, i, runtime_name));
-        const at::Tensor& input = inputs.back();
-        const auto type = detail::openvino_element_type(input.scalar_type());
-        if (type == ov::element::dynamic) {
-          throw Error(fmt::format("OpenVINO takes no {} input", dtype_name(input.scalar_type())));
-        }
-        const auto sizes = input.sizes();
-        state.request.set_input_tensor(
-            i, ov::Tensor(type, ov::Shape(sizes.begin(), sizes.end()), input.data_ptr()));
-      }
-      state.request.infer();
-      for (std::size_t i = 0; i < state.outputs; ++i) {
-        const ov::Tensor output = state.request.get_output_tensor(i);
-        const auto dtype = detail::torch_dtype(output.get_element_type());
-        if (!dtype) {
-          throw Error(fmt::format("OpenVINO returned an output of type {}",
-                                  output.get_element_type().get_type_name()));
-        }
-        const ov::Shape& shape = output.get_shape();
-        at::Tensor tensor = at::empty(std::vector<std::int64_t>(shape.begin(), shape.end()),
-                                      at::TensorOptions().dtype(*dtype));
-        if (tensor.numel() > 0) std::memcpy(tensor.data_ptr(), output.data(), tensor.nbytes());
-        flat.push_back(std::move(tensor));
-      }
+      detail::BorrowedRequest request(state);
+      return infer_on(*request, state, sample);
     } catch (const ov::Exception& cause) {
       throw Error(fmt::format("OpenVINO {}: {}", version(), summarize_error(cause)));
     }
-    return converted_.outputs(std::move(flat));
 #else
     (void)sample;
     throw Error("this build has no OpenVINO");
 #endif
   }
+
+#if AITUNE_WITH_OPENVINO
+  c10::IValue infer_on(ov::InferRequest& request, const detail::OpenVinoState& state,
+                       const Sample& sample) {
+    std::vector<at::Tensor> inputs;  // alive until the call returns: OpenVINO reads them
+    inputs.reserve(state.inputs);
+    std::vector<at::Tensor> flat;
+    for (std::size_t i = 0; i < state.inputs; ++i) {
+      inputs.push_back(converted_.input(sample, i, runtime_name));
+      const at::Tensor& input = inputs.back();
+      const auto type = detail::openvino_element_type(input.scalar_type());
+      if (type == ov::element::dynamic) {
+        throw Error(fmt::format("OpenVINO takes no {} input", dtype_name(input.scalar_type())));
+      }
+      const auto sizes = input.sizes();
+      request.set_input_tensor(
+          i, ov::Tensor(type, ov::Shape(sizes.begin(), sizes.end()), input.data_ptr()));
+    }
+    request.infer();
+    for (std::size_t i = 0; i < state.outputs; ++i) {
+      const ov::Tensor output = request.get_output_tensor(i);
+      const auto dtype = detail::torch_dtype(output.get_element_type());
+      if (!dtype) {
+        throw Error(fmt::format("OpenVINO returned an output of type {}",
+                                output.get_element_type().get_type_name()));
+      }
+      const ov::Shape& shape = output.get_shape();
+      at::Tensor tensor = at::empty(std::vector<std::int64_t>(shape.begin(), shape.end()),
+                                    at::TensorOptions().dtype(*dtype));
+      if (tensor.numel() > 0) std::memcpy(tensor.data_ptr(), output.data(), tensor.nbytes());
+      flat.push_back(std::move(tensor));
+    }
+    return converted_.outputs(std::move(flat));
+  }
+#endif
 
   void do_deactivate() {
     state_.reset();
@@ -308,6 +412,8 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   std::filesystem::path package_{};
   Precision precision_ = Precision::fp32;
   int threads_ = 0;
+  int streams_ = 0;
+  int copies_ = 1;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
   std::string unknown_structure_{};

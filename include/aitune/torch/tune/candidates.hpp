@@ -91,7 +91,9 @@ default_runtime_threads(unsigned cores = std::thread::hardware_concurrency()) {
 /// candidate's build fails with that cause, as it does where this build or this machine lacks
 /// the runtime, so the report names it. Each runtime session is listed at every intra-op thread
 /// count of `runtime_threads` (0: the runtime's default; by default default_runtime_threads,
-/// one thread and the runtime's default; runtime_thread_counts gives a wider sweep). For a
+/// one thread and the runtime's default; runtime_thread_counts gives a wider sweep); an OpenVINO
+/// session on fewer threads than the hardware threads may make copies to serve as many callers
+/// at once as fit (OpenVino::set_copies: cores / threads). For a
 /// TorchScript model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend>
 default_candidates(const Model& model,
@@ -108,6 +110,7 @@ default_candidates(const Model& model,
     throw ConfigError("default_candidates: the runtime sessions' thread counts are 0 (the "
                       "runtime's default) or more, at least one");
   }
+  const unsigned cores = std::thread::hardware_concurrency();
   // A failed conversion is named once, not at every thread count; so are the conversions of an
   // archive whose records cannot be read (what they would have described is unknown).
   const auto at_counts = [&](const std::string& variant, auto make_session) {
@@ -121,6 +124,13 @@ default_candidates(const Model& model,
     for (const int count : runtime_threads) {
       auto session = make_session();
       session.set_threads(count);
+      // An OpenVINO session on fewer threads than the cores serves that many more callers at
+      // once on copies of its own (ONNX Runtime runs each call on its caller's thread already).
+      if constexpr (requires { session.set_copies(1); }) {
+        if (count > 0 && cores / static_cast<unsigned>(count) > 1) {
+          session.set_copies(static_cast<int>(cores / static_cast<unsigned>(count)));
+        }
+      }
       candidates.emplace_back(std::move(session));
     }
   };
