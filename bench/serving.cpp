@@ -3,26 +3,26 @@
 // A server's view of a tuned `.pt2` model: requests from several threads at once through one
 // TunedModule, as an integrator serves it.
 //
-// The model is tuned once (the default candidates and budget), then for each LibTorch intra-op
-// thread count (1, and LibTorch's default) and each number of client threads, every client sends
-// its share of the requests back to back; each request's latency is kept. The table gives the
-// requests' p50 and p99, the throughput, and the single-thread latency beside them; each row is
-// run twice in the same process, in alternation: as the TunedModule serves (calls run at once)
-// and serialised by one mutex (how every .pt2 backend was served before calls could run at once).
+// The model is tuned with the default candidates (the selection a user gets), then once per
+// backend family among them (AOTInductor, ONNX Runtime, OpenVINO: that family's fastest, forced
+// with performance validation off where the tuner picks another; and OpenVINO's 1-thread
+// sessions, the pick on small models before). Each winner serves every number
+// of client threads: after a warm-up in which every client calls, each client sends its share of
+// the requests back to back; each request's latency is kept. The table gives the requests' p50
+// and p99, the throughput, and the throughput over one client's.
 //
-// usage: aitune-bench-serving MODEL.pt2 --input SHAPE [--input ...] [--threads 1,2,4]
-//                             [--requests 200] [--repeats 3] [--budget-s 30] [--json FILE]
+// usage: aitune-bench-serving MODEL.pt2 --input SHAPE [--input ...] [--clients 1,2,4]
+//                             [--requests 2000] [--budget-s 30] [--json FILE]
+//                             [--only LABEL,...]   (the families' labels in the table)
 #include "bench_common.hpp"
 #include <aitune/torch.hpp>
-
-#include <ATen/Parallel.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,11 +34,9 @@ struct Run {
   double wall_s = 0.0;
 };
 
-/// `clients` threads send `requests` requests in all, back to back; with `serialise`, each
-/// request holds one mutex for its call, as a server that serialises a backend does.
+/// `clients` threads send `requests` requests in all, back to back.
 Run serve(const aitune::lt::TunedModule& tuned, const aitune::lt::Sample& sample, int clients,
-          int requests, bool serialise) {
-  std::mutex one_at_a_time;
+          int requests) {
   std::vector<std::vector<double>> per_client(static_cast<std::size_t>(clients));
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
@@ -48,12 +46,7 @@ Run serve(const aitune::lt::TunedModule& tuned, const aitune::lt::Sample& sample
       auto& mine = per_client[static_cast<std::size_t>(c)];
       for (int r = 0; r < share; ++r) {
         const auto begin = std::chrono::steady_clock::now();
-        if (serialise) {
-          const std::lock_guard lock(one_at_a_time);
-          (void)tuned.forward(sample);
-        } else {
-          (void)tuned.forward(sample);
-        }
+        (void)tuned.forward(sample);
         mine.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
                 .count());
@@ -80,6 +73,37 @@ std::vector<int> parse_counts(const std::string& text) {
   return counts;
 }
 
+/// A row group: the default candidates whose description starts with `prefix` and contains
+/// `also` (both empty: the selection among all of them).
+struct Family {
+  std::string label;
+  std::string prefix;
+  std::string also{};
+};
+
+/// The winner of `family`.
+aitune::lt::TunedModule tune_family(const aitune::lt::Model& model,
+                                    const std::vector<aitune::lt::Sample>& samples,
+                                    const Family& family, double budget_s,
+                                    const std::string& name) {
+  using namespace aitune;
+  std::vector<lt::AnyBackend> candidates = lt::default_candidates(model);
+  const bool all = family.prefix.empty();
+  std::erase_if(candidates, [&](const lt::AnyBackend& candidate) {
+    const std::string text = candidate.describe();
+    return !text.starts_with(family.prefix) || text.find(family.also) == std::string::npos;
+  });
+  if (candidates.empty()) throw Error("the archive has no " + family.label + " candidate");
+  return lt::tune(
+      model, samples,
+      {.candidates = std::move(candidates),
+       .config = StrategyConfig{}
+                     .set_sink(null_sink())
+                     .set_profiling(ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0))
+                     .enable_performance_validation(all)
+                     .set_module_name(name)});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,26 +111,27 @@ int main(int argc, char** argv) {
   std::filesystem::path model_path;
   std::vector<lt::InputSpec> inputs;
   std::vector<int> client_counts{1, 2, 4};
-  int requests = 200;
-  int repeats = 3;
+  int requests = 2000;
   double budget_s = 30.0;
   std::filesystem::path json_path = "serving.json";
+  std::vector<std::string> only;  ///< the families to run, by label (empty: all)
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
       const bool has_value = i + 1 < argc;
       if (arg == "--input" && has_value) {
         inputs.push_back(lt::parse_input_spec(argv[++i]));
-      } else if (arg == "--threads" && has_value) {
+      } else if (arg == "--clients" && has_value) {
         client_counts = parse_counts(argv[++i]);
       } else if (arg == "--requests" && has_value) {
         requests = std::max(1, std::stoi(argv[++i]));
-      } else if (arg == "--repeats" && has_value) {
-        repeats = std::max(1, std::stoi(argv[++i]));
       } else if (arg == "--budget-s" && has_value) {
         budget_s = std::stod(argv[++i]);
       } else if (arg == "--json" && has_value) {
         json_path = argv[++i];
+      } else if (arg == "--only" && has_value) {
+        for (const std::string_view label : aitune::comma_separated(argv[++i]))
+          only.emplace_back(label);
       } else if (!arg.starts_with("-") && model_path.empty()) {
         model_path = arg;
       } else {
@@ -117,84 +142,70 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     fmt::print(stderr,
                "aitune-bench-serving: {}\nusage: {} MODEL.pt2 --input SHAPE [--input ...] "
-               "[--threads 1,2,4] [--requests N] [--repeats N] [--budget-s S] [--json FILE]\n",
+               "[--clients 1,2,4] [--requests N] [--budget-s S] [--json FILE] "
+               "[--only selected,AOTInductor,OnnxRuntime,OpenVino,OpenVino 1t]\n",
                error.what(), argv[0]);
     return 2;
   }
 
   try {
-    const int default_intra_op = at::get_num_threads();
     const lt::Model model = lt::load_model(model_path);
     const std::vector<lt::Sample> samples{lt::make_random_sample(inputs, model.device, 0)};
-    const lt::TunedModule tuned = lt::tune(
-        model, samples,
-        {.config = StrategyConfig{}
-                       .set_sink(null_sink())
-                       .set_profiling(ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0))
-                       .set_module_name(model_path.stem().string())});
     const lt::Sample& sample = samples.front();
-    const bool concurrent = tuned.backend().thread_safe();
-    fmt::print(stderr, "serving {} ({})\n", tuned.selected(),
-               concurrent ? "calls run at once" : "calls serialised by the tuned module");
-
-    std::vector<int> intra_ops{1};
-    if (default_intra_op != 1) intra_ops.push_back(default_intra_op);
+    const std::string name = model_path.stem().string();
     nlohmann::json rows = nlohmann::json::array();
-    std::string table =
-        fmt::format("{:>9} {:>8} {:<11} {:>10} {:>10} {:>10} {:>14}\n", "intra-op", "clients",
-                    "calls", "p50 ms", "p99 ms", "req/s", "1-client p50");
-    for (const int intra_op : intra_ops) {
-      at::set_num_threads(intra_op);
-      for (int warm = 0; warm < 20; ++warm)
-        (void)tuned.forward(sample);
-      double single_p50 = 0.0;
+    std::string table = fmt::format("{:<14} {:<84} {:>7} {:>9} {:>9} {:>9} {:>10}\n", "family",
+                                    "served", "clients", "p50 ms", "p99 ms", "req/s", "x 1 client");
+    const Family families[] = {{"selected", ""},
+                               {"AOTInductor", "AOTInductor("},
+                               {"OnnxRuntime", "OnnxRuntime("},
+                               {"OpenVino", "OpenVino("},
+                               {"OpenVino 1t", "OpenVino(", ", 1 thread"}};
+    for (const Family& family : families) {
+      const std::string& label = family.label;
+      if (!only.empty() && std::find(only.begin(), only.end(), label) == only.end()) continue;
+      std::optional<lt::TunedModule> tuned;
+      try {
+        tuned.emplace(tune_family(model, samples, family, budget_s, name));
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "{}: {}\n", label, lt::summarize_error(error));
+        continue;
+      }
+      fmt::print(stderr, "{}: serving {}\n", label, tuned->selected());
+      double one_client = 0.0;
       for (const int clients : client_counts) {
-        // Concurrent and serialised in alternation, `repeats` times: drift lands on both.
-        std::vector<double> together[2];
-        double wall[2] = {0.0, 0.0};
-        for (int repeat = 0; repeat < repeats; ++repeat) {
-          for (const bool serialise : {false, true}) {
-            const Run run = serve(tuned, sample, clients, requests, serialise);
-            auto& all = together[serialise ? 1 : 0];
-            all.insert(all.end(), run.latencies_ms.begin(), run.latencies_ms.end());
-            wall[serialise ? 1 : 0] += run.wall_s;
-          }
-        }
-        for (const bool serialise : {false, true}) {
-          auto& all = together[serialise ? 1 : 0];
-          std::sort(all.begin(), all.end());
-          const double p50 = quantile_of_sorted(all, 0.5);
-          const double p99 = quantile_of_sorted(all, 0.99);
-          const double throughput = static_cast<double>(all.size()) / wall[serialise ? 1 : 0];
-          if (clients == 1 && !serialise) single_p50 = p50;
-          const std::string calls = serialise ? "serialised" : "at once";
-          table += fmt::format("{:>9} {:>8} {:<11} {:>10.2f} {:>10.2f} {:>10.1f} {:>14}\n",
-                               intra_op, clients, calls, p50, p99, throughput,
-                               single_p50 > 0.0 ? fmt::format("{:.2f}", single_p50) : "-");
-          rows.push_back({{"intra_op_threads", intra_op},
-                          {"clients", clients},
-                          {"calls", calls},
-                          {"requests", all.size()},
-                          {"p50_ms", p50},
-                          {"p99_ms", p99},
-                          {"requests_per_s", throughput},
-                          {"single_client_p50_ms", single_p50}});
-        }
+        // Every client calls before the timing: what a runtime makes for callers at once
+        // (requests, copies) is made then.
+        (void)serve(*tuned, sample, clients, 20 * clients);
+        const Run run = serve(*tuned, sample, clients, requests);
+        const double p50 = quantile_of_sorted(run.latencies_ms, 0.5);
+        const double p99 = quantile_of_sorted(run.latencies_ms, 0.99);
+        const double throughput = static_cast<double>(run.latencies_ms.size()) / run.wall_s;
+        if (clients == 1) one_client = throughput;
+        const double scaling = one_client > 0.0 ? throughput / one_client : 0.0;
+        table += fmt::format("{:<14} {:<84} {:>7} {:>9.2f} {:>9.2f} {:>9.1f} {:>10}\n", label,
+                             tuned->selected(), clients, p50, p99, throughput,
+                             scaling > 0.0 ? fmt::format("{:.2f}", scaling) : "-");
+        rows.push_back({{"family", label},
+                        {"served", tuned->selected()},
+                        {"calls_at_once", tuned->backend().thread_safe()},
+                        {"clients", clients},
+                        {"requests", run.latencies_ms.size()},
+                        {"p50_ms", p50},
+                        {"p99_ms", p99},
+                        {"requests_per_s", throughput},
+                        {"over_one_client", scaling}});
       }
     }
     const auto machine = bench::machine_json();
-    fmt::print("aitune-bench-serving: {} served by {} on {} ({} hardware threads, LibTorch {}); "
-               "{} requests per row, {} repeats\n{}",
-               model_path.filename().string(), tuned.selected(), machine["cpu"].get<std::string>(),
-               std::thread::hardware_concurrency(), lt::libtorch_version(), requests, repeats,
-               table);
+    fmt::print("aitune-bench-serving: {} on {} ({} hardware threads, LibTorch {}); {} requests "
+               "per row\n{}",
+               model_path.filename().string(), machine["cpu"].get<std::string>(),
+               std::thread::hardware_concurrency(), lt::libtorch_version(), requests, table);
     bench::write_json(json_path, {{"benchmark", "serving"},
                                   {"machine", machine},
                                   {"libtorch", lt::libtorch_version()},
                                   {"model", model_path.string()},
-                                  {"selected", tuned.selected()},
-                                  {"concurrent_calls", concurrent},
-                                  {"report", to_json(tuned.report())},
                                   {"rows", rows}});
     fmt::print("\nJSON written to {}\n", json_path.string());
   } catch (const std::exception& error) {

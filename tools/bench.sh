@@ -20,8 +20,10 @@
 #                             ratio selected / best peer with its 95 % interval, and each
 #                             runtime alone against interleaved (models made first, as for models)
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
-#                             (MobileNetV3-Small): p50/p99 at intra-op 1 and the default, calls at
-#                             once and serialised side by side
+#                             (MobileNetV3-Small, ResNet-18): the selection and each family's
+#                             winner, p50/p99 and requests/s
+#   tools/bench.sh load       8 callers x 2000 requests on each family's winner (MobileNetV3-Small):
+#                             no error, outputs checked against the baseline, memory flat
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -33,8 +35,9 @@ case "$which" in
   trace) targets=(aitune-bench-latency-trace) ;;
   memory) targets=(aitune-bench-memory) ;;
   serving) targets=(aitune-bench-serving) ;;
+  load) targets=(inference-server) ;;
   real|peers) targets=(aitune-tune) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|real|peers" >&2
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|real|peers" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -77,9 +80,20 @@ case "$which" in
     .venv/bin/python tools/bench_real.py --tune build/ci/examples/aitune-tune --out "$models/real" \
       --variants default,freezing,onnx,openvino --json "$out/real.json" "$@" ;;
   serving)
-    make_models --format pt2 --variants default,freezing mobilenet_v3_small
-    "$out/aitune-bench-serving" "$models/mobilenet_v3_small.pt2" --input 1x3x224x224 \
-      --threads 1,2,4 --requests 200 --repeats 3 --json "$out/serving.json" ;;
+    # Every variant but max-autotune (what a user exports), in a folder of their own.
+    make_models --out "$models/serving" --format pt2 --variants default,freezing,bf16,onnx,openvino \
+      mobilenet_v3_small resnet18
+    for name in mobilenet_v3_small resnet18; do
+      "$out/aitune-bench-serving" "$models/serving/$name.pt2" --input 1x3x224x224 \
+        --clients 1,2,4 --requests 2000 --json "$out/serving_$name.json"
+    done ;;
+  load)
+    # 8 callers x 2000 requests on each family's winner (tests/support/check_load.sh; CI runs
+    # it on a small model).
+    make_models --out "$models/serving" --format pt2 --variants default,freezing,bf16,onnx,openvino \
+      mobilenet_v3_small
+    bash tests/support/check_load.sh build/ci/examples/inference-server \
+      "$models/serving/mobilenet_v3_small.pt2" "$out/load" 8 2000 --input 1x3x224x224 ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \

@@ -285,12 +285,11 @@ TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with i
   check_equal_to_eager(tuned.forward(model.samples[0]), model, tuned.backend().output_policy());
 }
 
-TEST_CASE("An ONNX Runtime session serves calls from several threads at once, each with its own "
-          "answer",
-          "[runtimes][exported][threads]") {
-  if (!runtime_ready(onnx_runtime_missing())) return;
-  const auto model = exported("dict_outputs");
-  AnyBackend backend(OnnxRuntime::from_archive(*model.model.archive));
+namespace {
+
+/// Four threads, each with its own input, call `backend` 25 times each: every answer is the one
+/// that thread's input gets alone.
+void check_answers_from_threads(AnyBackend& backend, const Exported& model) {
   backend.build(model.model, model.samples);
   REQUIRE(backend.thread_safe());
   const at::Tensor x = model.samples[0][0].toTensor();
@@ -319,6 +318,27 @@ TEST_CASE("An ONNX Runtime session serves calls from several threads at once, ea
   for (auto& thread : threads)
     thread.join();
   CHECK(wrong == std::vector<int>(4, 0));
+}
+
+}  // namespace
+
+TEST_CASE("ONNX Runtime and OpenVINO sessions serve calls from several threads at once, each with "
+          "its own answer",
+          "[runtimes][exported][threads][concurrency]") {
+  const auto model = exported("dict_outputs");
+  const Pt2Archive& archive = *model.model.archive;
+  std::vector<AnyBackend> sessions;
+  if (runtime_ready(onnx_runtime_missing()))
+    sessions.emplace_back(OnnxRuntime::from_archive(archive));
+  if (runtime_ready(openvino_missing())) {
+    // The latency hint's one stream, and copies: calls take turns, or run on copies made for them.
+    sessions.emplace_back(OpenVino::from_archive(archive));
+    sessions.emplace_back(OpenVino::from_archive(archive).set_threads(1).set_copies(4));
+  }
+  for (AnyBackend& backend : sessions) {
+    INFO(backend.describe());
+    check_answers_from_threads(backend, model);
+  }
 }
 
 namespace {
