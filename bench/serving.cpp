@@ -14,6 +14,9 @@
 // usage: aitune-bench-serving MODEL.pt2 --input SHAPE [--input ...] [--clients 1,2,4]
 //                             [--requests 2000] [--budget-s 30] [--json FILE]
 //                             [--only LABEL,...]   (the families' labels in the table)
+//        aitune-bench-serving MODEL.pt2 --input SHAPE --compare-callers N [--rounds 15]
+//                             [--requests R]: the pick tuned at N callers against the pick
+//                             tuned at 1, both served at N callers (mean per-call latency)
 #include "bench_common.hpp"
 #include <aitune/torch.hpp>
 
@@ -23,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,13 +85,13 @@ struct Family {
   std::string also{};
 };
 
-/// The winner of `family`.
+/// The winner of `family`, tuned at `callers` at once (with their default candidates).
 aitune::lt::TunedModule tune_family(const aitune::lt::Model& model,
                                     const std::vector<aitune::lt::Sample>& samples,
-                                    const Family& family, double budget_s,
-                                    const std::string& name) {
+                                    const Family& family, double budget_s, const std::string& name,
+                                    int callers = 1) {
   using namespace aitune;
-  std::vector<lt::AnyBackend> candidates = lt::default_candidates(model);
+  std::vector<lt::AnyBackend> candidates = lt::default_candidates_for_callers(model, callers);
   const bool all = family.prefix.empty();
   std::erase_if(candidates, [&](const lt::AnyBackend& candidate) {
     const std::string text = candidate.describe();
@@ -97,11 +101,76 @@ aitune::lt::TunedModule tune_family(const aitune::lt::Model& model,
   return lt::tune(
       model, samples,
       {.candidates = std::move(candidates),
-       .config = StrategyConfig{}
-                     .set_sink(null_sink())
-                     .set_profiling(ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0))
-                     .enable_performance_validation(all)
-                     .set_module_name(name)});
+       .config =
+           StrategyConfig{}
+               .set_sink(null_sink())
+               .set_profiling(
+                   ProfilingConfig{}.set_time_budget_ms(budget_s * 1000.0).set_callers(callers))
+               .enable_performance_validation(all)
+               .set_module_name(name)});
+}
+
+/// The mean per-call latency of `clients` callers on `tuned`: `requests` in all after a warm-up
+/// of 5 each.
+double mean_latency_ms(const aitune::lt::TunedModule& tuned, const aitune::lt::Sample& sample,
+                       int clients, int requests) {
+  (void)serve(tuned, sample, clients, 5 * clients);
+  const Run run = serve(tuned, sample, clients, requests);
+  double sum = 0.0;
+  for (const double ms : run.latencies_ms)
+    sum += ms;
+  return sum / static_cast<double>(run.latencies_ms.size());
+}
+
+/// --compare-callers N: the pick tuned at N callers against the pick tuned at one, both served at
+/// N callers in shuffled rounds; the ratio of their mean per-call latencies per round, its median
+/// and 95 % interval.
+nlohmann::json compare_callers(const aitune::lt::Model& model,
+                               const std::vector<aitune::lt::Sample>& samples, int callers,
+                               double budget_s, const std::string& name, int rounds, int requests) {
+  using namespace aitune;
+  const lt::TunedModule alone = tune_family(model, samples, {"selected", ""}, budget_s, name, 1);
+  const lt::TunedModule loaded =
+      tune_family(model, samples, {"selected", ""}, budget_s, name, callers);
+  fmt::print(stderr, "{}: at 1 caller {}; at {} callers {}\n", name, alone.selected(), callers,
+             loaded.selected());
+  std::vector<double> ratios;
+  std::vector<double> alone_ms;
+  std::vector<double> loaded_ms;
+  const bool same = alone.report().selected_key == loaded.report().selected_key;
+  std::mt19937 random(1);
+  for (int round = 0; round < rounds && !same; ++round) {
+    double ms[2] = {0.0, 0.0};
+    int order[2] = {0, 1};
+    std::shuffle(std::begin(order), std::end(order), random);
+    for (const int which : order) {
+      ms[which] = mean_latency_ms(which == 0 ? alone : loaded, samples.front(), callers, requests);
+    }
+    alone_ms.push_back(ms[0]);
+    loaded_ms.push_back(ms[1]);
+    ratios.push_back(ms[1] / ms[0]);
+  }
+  nlohmann::json row = {{"model", name},
+                        {"callers", callers},
+                        {"pick_at_1", alone.selected()},
+                        {"pick_at_n", loaded.selected()},
+                        {"same_pick", same}};
+  if (same) {
+    fmt::print("{}: the same pick at 1 and {} callers: {}\n", name, callers, loaded.selected());
+    return row;
+  }
+  const auto ratio = bench::median_with_interval(ratios);
+  const auto a = bench::median_with_interval(alone_ms);
+  const auto b = bench::median_with_interval(loaded_ms);
+  fmt::print("{}: at {} callers, mean per-call latency of the pick tuned at {} ({:.3f} ms) over "
+             "the pick tuned at 1 ({:.3f} ms): {:.3f} [{:.3f}, {:.3f}] over {} rounds\n",
+             name, callers, callers, b.median, a.median, ratio.median, ratio.low, ratio.high,
+             rounds);
+  row["pick_at_1_ms"] = a.median;
+  row["pick_at_n_ms"] = b.median;
+  row["ratio"] = {{"median", ratio.median}, {"low", ratio.low}, {"high", ratio.high}};
+  row["rounds"] = rounds;
+  return row;
 }
 
 }  // namespace
@@ -115,6 +184,8 @@ int main(int argc, char** argv) {
   double budget_s = 30.0;
   std::filesystem::path json_path = "serving.json";
   std::vector<std::string> only;  ///< the families to run, by label (empty: all)
+  int compare_at = 0;             ///< --compare-callers N (0: the table)
+  int rounds = 15;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -129,6 +200,11 @@ int main(int argc, char** argv) {
         budget_s = std::stod(argv[++i]);
       } else if (arg == "--json" && has_value) {
         json_path = argv[++i];
+      } else if (arg == "--compare-callers" && has_value) {
+        compare_at = std::stoi(argv[++i]);
+        if (compare_at < 2) throw ConfigError("--compare-callers takes 2 callers or more");
+      } else if (arg == "--rounds" && has_value) {
+        rounds = std::max(3, std::stoi(argv[++i]));
       } else if (arg == "--only" && has_value) {
         for (const std::string_view label : aitune::comma_separated(argv[++i]))
           only.emplace_back(label);
@@ -153,6 +229,17 @@ int main(int argc, char** argv) {
     const std::vector<lt::Sample> samples{lt::make_random_sample(inputs, model.device, 0)};
     const lt::Sample& sample = samples.front();
     const std::string name = model_path.stem().string();
+    if (compare_at > 0) {
+      const nlohmann::json row =
+          compare_callers(model, samples, compare_at, budget_s, name, rounds, requests);
+      bench::write_json(json_path, {{"benchmark", "serving --compare-callers"},
+                                    {"machine", bench::machine_json()},
+                                    {"libtorch", lt::libtorch_version()},
+                                    {"model", model_path.string()},
+                                    {"comparison", row}});
+      fmt::print("JSON written to {}\n", json_path.string());
+      return 0;
+    }
     nlohmann::json rows = nlohmann::json::array();
     std::string table = fmt::format("{:<14} {:<84} {:>7} {:>9} {:>9} {:>9} {:>10}\n", "family",
                                     "served", "clients", "p50 ms", "p99 ms", "req/s", "x 1 client");

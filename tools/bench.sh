@@ -22,6 +22,8 @@
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
 #                             (MobileNetV3-Small, ResNet-18): the selection and each family's
 #                             winner, p50/p99 and requests/s
+#   tools/bench.sh callers    the pick tuned at 4 callers (--callers 4) against the 1-caller pick,
+#                             both served at 4 callers (MobileNetV3-Small, ResNet-18, Transformer)
 #   tools/bench.sh load       8 callers x 2000 requests on each family's winner (MobileNetV3-Small):
 #                             no error, outputs checked against the baseline, memory flat
 set -euo pipefail
@@ -36,8 +38,9 @@ case "$which" in
   memory) targets=(aitune-bench-memory) ;;
   serving) targets=(aitune-bench-serving) ;;
   load) targets=(inference-server) ;;
+  callers) targets=(aitune-bench-serving) ;;
   real|peers) targets=(aitune-tune) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|real|peers" >&2
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -86,6 +89,15 @@ case "$which" in
     for name in mobilenet_v3_small resnet18; do
       "$out/aitune-bench-serving" "$models/serving/$name.pt2" --input 1x3x224x224 \
         --clients 1,2,4 --requests 2000 --json "$out/serving_$name.json"
+    done ;;
+  callers)
+    # The pick tuned at 4 callers against the pick tuned at one, both served at 4 callers.
+    make_models --out "$models/serving" --format pt2 --variants default,freezing,bf16,onnx,openvino \
+      mobilenet_v3_small resnet18 transformer_encoder
+    for name in mobilenet_v3_small resnet18 transformer_encoder; do
+      "$out/aitune-bench-serving" "$models/serving/$name.pt2" \
+        --input "$(cat "$models/serving/$name.shape")" --compare-callers 4 --rounds 15 \
+        --requests 400 --json "$out/callers_$name.json"
     done ;;
   load)
     # 8 callers x 2000 requests on each family's winner (tests/support/check_load.sh; CI runs

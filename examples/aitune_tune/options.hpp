@@ -94,6 +94,7 @@ struct Options {
   bool sequential = false;
   std::optional<double> switch_warmup_ms;  ///< not given: the library's (RaceConfig)
   std::optional<int> steady_final_rounds;  ///< not given: the library's (RaceConfig)
+  int callers = 1;                         ///< the server's load to tune at
   bool aitune_rule = false;
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
   bool validation = true;
@@ -442,6 +443,16 @@ inline Options parse_arguments(int argc, char** argv) {
              aitune::RaceConfig{}.final_rounds())))
       ->type_name("N")
       ->check(CLI::Range(0, 100))
+      ->group(measure_group);
+  app.add_option("--callers", options.callers,
+                 wrapped(fmt::format(
+                     "tune at a server's load: each timed call is N calls at once from N threads "
+                     "(a backend that is not thread-safe takes them in turn), and the default "
+                     "candidates add the sessions that serve N callers; the report gives the "
+                     "pick's latency per call and requests/s at that load (1 to {}; default 1)",
+                     aitune::ProfilingConfig::max_callers)))
+      ->type_name("N")
+      ->check(CLI::Range(1, aitune::ProfilingConfig::max_callers))
       ->group(measure_group);
   app.add_flag("--stable", options.stable,
                wrapped("with --sequential: time until latency is stable (StableWindow)"))

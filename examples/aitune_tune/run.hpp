@@ -41,15 +41,15 @@ namespace aitune_tune {
 /// count after an @ where wanted (onnx@1).
 inline std::vector<aitune::lt::AnyBackend>
 make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
-                const std::optional<std::vector<int>>& runtime_threads) {
+                const std::optional<std::vector<int>>& runtime_threads, int callers) {
   using aitune::lt::AnyBackend;
   if (!model.is_exported() && runtime_threads) {
     throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
                      "sessions; a TorchScript model has none"};
   }
   if (names.empty()) {
-    return runtime_threads ? aitune::lt::default_candidates(model, *runtime_threads)
-                           : aitune::lt::default_candidates(model);
+    return runtime_threads ? aitune::lt::default_candidates(model, *runtime_threads, callers)
+                           : aitune::lt::default_candidates_for_callers(model, callers);
   }
   std::vector<AnyBackend> candidates;
   for (const auto& name : names) {
@@ -277,7 +277,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     }
   }
   std::vector<lt::AnyBackend> candidates =
-      make_candidates(options.backends, model, options.runtime_threads);
+      make_candidates(options.backends, model, options.runtime_threads, options.callers);
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));
   // An archive whose only AOTInductor model is its baseline (no native runtime) still tunes: the
@@ -351,6 +351,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   ProfilingConfig profiling;
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
+  profiling.set_callers(options.callers);
   if (options.stable) profiling.set_stop_rule(StableWindow());
   if (options.switch_warmup_ms) {
     profiling.set_race(

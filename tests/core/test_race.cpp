@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -13,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1123,4 +1126,112 @@ TEST_CASE("A race left by an exception that is not the backend's still puts the 
       CHECK_FALSE(at_candidate_settings);
     }
   }
+}
+
+// ---- at a server's load -------------------------------------------------------------------
+
+namespace {
+
+struct SleepModel {};
+
+/// A backend whose call sleeps (a sleep overlaps with another's, as a call on a core of its own
+/// does), declaring itself thread-safe or not.
+class SleepBackend : public BackendLifecycle<SleepBackend> {
+ public:
+  using model_type = SleepModel;
+  using sample_type = double;
+  using output_type = double;
+
+  SleepBackend(std::string name, double ms, bool thread_safe)
+      : name_(std::move(name)), ms_(ms), thread_safe_(thread_safe) {}
+  static SleepBackend make_baseline(const SleepModel&) { return {"Baseline", 40.0, true}; }
+  static OutputCheck check_outputs(const SleepBackend&, const double* reference, double actual) {
+    OutputCheck verdict;
+    if (reference != nullptr && *reference != actual) verdict = OutputCheck::failed("differs");
+    return verdict;
+  }
+  [[nodiscard]] std::string describe() const { return name_; }
+  [[nodiscard]] std::string key() const { return name_; }
+  [[nodiscard]] bool thread_safe() const { return thread_safe_; }
+
+ private:
+  friend class BackendLifecycle<SleepBackend>;
+  void do_build(const SleepModel&, std::span<const double>) {}
+  double do_infer(double x) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms_));
+    return 2.0 * x;
+  }
+  void do_activate() {}
+  void do_deactivate() {}
+
+  std::string name_;
+  double ms_;
+  bool thread_safe_;
+};
+
+}  // namespace
+
+TEST_CASE("A pool of callers makes every caller's call at once and passes failures on",
+          "[race][concurrency]") {
+  CallerPool pool(4);
+  CHECK(pool.callers() == 4);
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  std::vector<std::thread::id> who(4);
+  for (int run = 0; run < 3; ++run) {  // the same threads, run after run
+    pool.run([&](int k) {
+      const int now = ++inside;
+      for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+      }
+      // Each call waits (up to 2 s) for the others to be inside: only calls at once all return.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (most.load() < 4 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      who[static_cast<std::size_t>(k)] = std::this_thread::get_id();
+      --inside;
+    });
+    CHECK(most.load() == 4);
+    most = 0;
+  }
+  CHECK(who[0] == std::this_thread::get_id());  // caller 0 is the calling thread
+  std::sort(who.begin(), who.end());
+  CHECK(std::adjacent_find(who.begin(), who.end()) == who.end());  // four threads
+  CHECK_THROWS_WITH(pool.run([](int k) {
+    if (k == 2) throw std::runtime_error("caller 2 failed");
+  }),
+                    "caller 2 failed");
+  pool.run([](int) {});  // and it serves on after a failure
+  CHECK_THROWS_AS(CallerPool(1), ConfigError);
+  CHECK_THROWS_AS(ProfilingConfig{}.set_callers(0), ConfigError);
+  CHECK_THROWS_AS(ProfilingConfig{}.set_callers(ProfilingConfig::max_callers + 1), ConfigError);
+}
+
+TEST_CASE("At a server's load the race picks what serves the callers fastest, not one caller",
+          "[race][concurrency]") {
+  // Alone, the serialised 10 ms backend beats the thread-safe 18 ms one. Four callers at once
+  // take 40 ms on the serialised one (in turn) and 18 ms on the thread-safe one (at once): the
+  // pick must change with the load, and the report say at which load it was measured.
+  const auto tune_at = [](int callers) {
+    MinLatencyStrategy<SleepBackend> strategy(
+        {SleepBackend("Serialised", 10.0, false), SleepBackend("AtOnce", 18.0, true)},
+        StrategyConfig{}
+            .set_sink(null_sink())
+            .set_profiling(ProfilingConfig{}.set_callers(callers).set_time_budget_ms(20000.0)));
+    return strategy.tune(SleepModel{}, std::vector<double>{1.0}).report;
+  };
+  const TuneReport alone = tune_at(1);
+  CHECK(alone.selected == "Serialised");
+  CHECK(alone.measurement.callers == 1);
+  const TuneReport loaded = tune_at(4);
+  CHECK(loaded.selected == "AtOnce");
+  CHECK(loaded.measurement.callers == 4);
+  REQUIRE(loaded.baseline);
+  REQUIRE(loaded.baseline->latency);
+  CHECK(loaded.baseline->latency->median == Approx(40.0).margin(8.0));  // thread-safe: at once
+  const std::string table = render_table(loaded);
+  CHECK_THAT(table, Catch::Contains("load: 4 callers at once") &&
+                        Catch::Contains("the selected serves them at"));
+  CHECK_THAT(render_table(alone), !Catch::Contains("load:"));
+  // The load is in the report's JSON, and read back.
+  CHECK(report_from_json(to_json(loaded)).measurement.callers == 4);
 }

@@ -139,6 +139,25 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
               "OpenVino(model.pt2, bf16, 2 threads" + copies(2)};
   if (!bf16) expected.resize(4);
   CHECK(names_of(default_candidates(model, runtime_thread_counts(2))) == expected);
+  // At a server's load: each caller's share of the cores as a count, and OpenVINO's
+  // default-thread session again with a stream per caller (up to the cores).
+  CHECK(runtime_threads_for_callers(1, 16) == std::vector<int>{1, 0});
+  CHECK(runtime_threads_for_callers(4, 16) == std::vector<int>{1, 4, 0});
+  CHECK(runtime_threads_for_callers(4, 2) == std::vector<int>{1, 0});
+  CHECK(names_of(default_candidates_for_callers(model, 1)) == names_of(default_candidates(model)));
+  if (several_threads) {
+    const std::string streams = fmt::format(", {} streams", std::min(4U, cores));
+    expected = {"OnnxRuntime(model.pt2, 1 thread",
+                "OnnxRuntime(model.pt2",
+                "OpenVino(model.pt2, fp32, 1 thread" + copies(1),
+                "OpenVino(model.pt2, fp32",
+                "OpenVino(model.pt2, fp32" + streams,
+                "OpenVino(model.pt2, bf16, 1 thread" + copies(1),
+                "OpenVino(model.pt2, bf16",
+                "OpenVino(model.pt2, bf16" + streams};
+    if (!bf16) expected.resize(5);
+    CHECK(names_of(default_candidates(model, {1, 0}, 4)) == expected);
+  }
   CHECK_THROWS_AS(default_candidates(model, std::vector<int>{}), ConfigError);
   CHECK_THROWS_WITH(default_candidates(model, {1, -1}),
                     Catch::Contains("0 (the runtime's default)"));

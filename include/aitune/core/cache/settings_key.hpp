@@ -73,6 +73,8 @@ inline void to_json(nlohmann::json& json, const ProfilingConfig& profiling) {
   json = {{"schedule", to_string(profiling.schedule())},
           {"time_budget_ms", detail::budget_value(profiling.time_budget_ms())},
           {"candidate_time_budget_ms", detail::budget_value(profiling.candidate_time_budget_ms())}};
+  // Only when set: a tuning at one caller keeps the keys it had before callers existed.
+  if (profiling.callers() > 1) json["callers"] = profiling.callers();
   if (profiling.schedule() == Schedule::interleaved) {
     json["race"] = profiling.race();
     json["warmup"] = profiling.warmup();

@@ -68,6 +68,22 @@ class ProfilingConfig {
     return candidate_time_budget_ms_;
   }
 
+  /// The server's load to tune at: each timed call is `callers` calls at once, one per caller
+  /// thread (the tuning's thread and callers - 1 of its own), on the tuning's samples, timed until
+  /// the last ends - a closed-loop server's per-call latency at that load, which its throughput
+  /// follows (callers / latency). A backend that is not thread-safe (no `thread_safe()` that says
+  /// true) takes the calls in turn, as TunedModule serves it. 1 (the default): one call at a time.
+  ProfilingConfig& set_callers(int callers) {
+    if (callers < 1 || callers > max_callers) {
+      throw ConfigError(
+          fmt::format("the callers to tune at are 1 to {}, got {}", max_callers, callers));
+    }
+    callers_ = callers;
+    return *this;
+  }
+  [[nodiscard]] int callers() const noexcept { return callers_; }
+  static constexpr int max_callers = 256;
+
   /// The sequential schedule's StopRule; the config keeps an immutable shared copy.
   template <std::derived_from<StopRule> Rule>
   ProfilingConfig& set_stop_rule(Rule rule) {
@@ -95,6 +111,7 @@ class ProfilingConfig {
   WarmupConfig warmup_{};
   double time_budget_ms_ = default_time_budget_ms;
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
+  int callers_ = 1;
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
 };
 

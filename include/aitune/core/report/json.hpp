@@ -137,6 +137,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                          {"stop_reason", to_string(m.stop_reason)},
                          {"stop_detail", m.stop_detail},
                          {"confidence", m.confidence},
+                         {"callers", m.callers},
                          {"busy", nullptr}};
   json["measurement"]["steady_final"] = nullptr;
   if (const auto& final = m.steady_final) {
@@ -283,6 +284,10 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       detail::enum_from_json<StopReason>(m.at("stop_reason"), schema, "stop reason");
   report.measurement.stop_detail = m.at("stop_detail").get<std::string>();
   report.measurement.confidence = m.at("confidence").get<double>();
+  // Absent before tuning at a server's load was added (one more field, 1 when absent).
+  if (const auto callers = m.find("callers"); callers != m.end()) {
+    report.measurement.callers = callers->get<int>();
+  }
   // Absent before the busy-machine verdict was added (same schema: one more optional field).
   if (const auto busy = m.find("busy"); busy != m.end() && !busy->is_null()) {
     BusyMachine verdict;

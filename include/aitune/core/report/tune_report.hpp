@@ -85,6 +85,9 @@ struct MeasurementReport {
   /// Set when the baseline's calls say the machine was busy with other work.
   std::optional<BusyMachine> busy{};
   std::optional<SteadyFinalReport> steady_final{};  ///< when the race ran one
+  /// The server's load it was measured at (ProfilingConfig::set_callers): each timed call was
+  /// this many calls at once, its latency the time until the last ended; 1: one call at a time.
+  int callers = 1;
 };
 
 /// One backend as the report shows it (a candidate, or the baseline).

@@ -330,9 +330,13 @@ class MinLatencyStrategy {
                                                   standing.best->backend)) {
       standing.best.reset();
     }
-    std::vector<detail::Entrant> entrants =
-        detail::entrants_of(waiting, report, guard_, in.samples,
-                            in.profiling.candidate_time_budget_ms(), config_.stop_token());
+    // At a server's load, each timed call is every caller's at once (detail::CallerPool).
+    std::optional<detail::CallerPool> callers;
+    if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
+    report.measurement.callers = in.profiling.callers();
+    std::vector<detail::Entrant> entrants = detail::entrants_of(
+        waiting, report, guard_, in.samples, in.profiling.candidate_time_budget_ms(),
+        config_.stop_token(), callers ? &*callers : nullptr);
     if (entrants.empty()) return standing;
     detail::Measurement measured = guard_.measured(entrants.size(), [&] {
       return detail::measure_backends(entrants, in.profiling, config_.decision(), timer_, log_,

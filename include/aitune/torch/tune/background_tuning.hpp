@@ -59,7 +59,10 @@ class BackgroundTunedModule {
   /// before the tuning ends. The config's stop token, if any, cancels the tuning as cancel()
   /// does.
   BackgroundTunedModule(Model model, std::vector<Sample> samples, TuneOptions options = {}) {
-    if (!options.candidates) options.candidates = default_candidates(model);
+    if (!options.candidates) {
+      options.candidates =
+          default_candidates_for_callers(model, options.config.profiling().callers());
+    }
     if (options.cache != nullptr) {
       cache_ = std::make_unique<const TuningCache>(*options.cache);
       options.cache = cache_.get();

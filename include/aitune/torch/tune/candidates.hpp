@@ -83,6 +83,20 @@ default_runtime_threads(unsigned cores = std::thread::hardware_concurrency()) {
   return {1, 0};
 }
 
+/// The runtime sessions' thread counts worth trying when `callers` call at once on `cores`
+/// hardware threads: default_runtime_threads, and each caller's share of the cores (cores /
+/// callers, at least 1) before the runtime's default where it is not there already.
+[[nodiscard]] inline std::vector<int>
+runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_concurrency()) {
+  std::vector<int> counts = default_runtime_threads(cores);
+  if (callers <= 1 || cores == 0) return counts;
+  const int share = std::max(1, static_cast<int>(cores) / callers);
+  if (std::find(counts.begin(), counts.end(), share) == counts.end()) {
+    counts.insert(std::find(counts.begin(), counts.end(), 0), share);
+  }
+  return counts;
+}
+
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of), then
@@ -93,11 +107,15 @@ default_runtime_threads(unsigned cores = std::thread::hardware_concurrency()) {
 /// count of `runtime_threads` (0: the runtime's default; by default default_runtime_threads,
 /// one thread and the runtime's default; runtime_thread_counts gives a wider sweep); an OpenVINO
 /// session on fewer threads than the hardware threads may make copies to serve as many callers
-/// at once as fit (OpenVino::set_copies: cores / threads). For a
+/// at once as fit (OpenVino::set_copies: cores / threads). Tuned at `callers` at once
+/// (ProfilingConfig::set_callers: default_candidates_for_callers), an
+/// OpenVINO session at the runtime's default threads is listed again with a stream per caller,
+/// up to the cores. For a
 /// TorchScript model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend>
 default_candidates(const Model& model,
-                   const std::vector<int>& runtime_threads = default_runtime_threads()) {
+                   const std::vector<int>& runtime_threads = default_runtime_threads(),
+                   int callers = 1) {
   if (!model.is_exported()) return default_candidates(model.device);
   const Pt2Archive& archive = *model.archive;
   const AotiModelInfo* baseline = aoti_baseline_of(model);
@@ -132,6 +150,15 @@ default_candidates(const Model& model,
         }
       }
       candidates.emplace_back(std::move(session));
+      // Under a server's load, OpenVINO's default-thread session also with a stream per caller
+      // (up to the cores), each with its share of them.
+      if constexpr (requires { session.set_streams(1); }) {
+        if (count == 0 && callers > 1 && cores > 1) {
+          auto streams = make_session();
+          streams.set_streams(std::min(callers, static_cast<int>(cores)));
+          candidates.emplace_back(std::move(streams));
+        }
+      }
     }
   };
   at_counts("onnx", [&] { return OnnxRuntime::from_archive(archive); });
@@ -140,6 +167,14 @@ default_candidates(const Model& model,
     at_counts("openvino", [&] { return OpenVino::from_archive(archive, Precision::bf16); });
   }
   return candidates;
+}
+
+/// default_candidates for a tuning at `callers` at once (ProfilingConfig::set_callers): the
+/// sessions' thread counts of runtime_threads_for_callers, and OpenVINO's streams per caller.
+/// At one caller, default_candidates(model).
+[[nodiscard]] inline std::vector<AnyBackend> default_candidates_for_callers(const Model& model,
+                                                                            int callers) {
+  return default_candidates(model, runtime_threads_for_callers(callers), callers);
 }
 
 /// LibTorch intra-op thread counts worth measuring besides the process's own: those of

@@ -69,8 +69,11 @@ struct TuneOptions {
   }
   // LibTorch's warnings raised while tuning go where the tuning's own messages go.
   const TorchWarningRoute torch_warnings(options.config.logger());
+  // Tuned at a server's load, the default sessions include those that serve its callers.
   std::vector<AnyBackend> candidates =
-      options.candidates ? std::move(*options.candidates) : default_candidates(model);
+      options.candidates
+          ? std::move(*options.candidates)
+          : default_candidates_for_callers(model, options.config.profiling().callers());
   const ShapeCheck shapes = shape_check_for(model, candidates);
   if (options.cache == nullptr) {
     MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));

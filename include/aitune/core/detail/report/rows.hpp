@@ -163,6 +163,28 @@ inline std::vector<ReportRow> report_rows(const TuneReport& report) {
   return text;
 }
 
+/// The load a tuning at a server's load measured at, in one sentence, with what the selected
+/// backend serves there: its latency per call at that load (median, p99) and the requests per
+/// second that follow (callers over the median). Empty at one caller.
+[[nodiscard]] inline std::string describe_callers(const TuneReport& report) {
+  const int callers = report.measurement.callers;
+  if (callers <= 1) return {};
+  std::string text = fmt::format("load: {} callers at once, each timed call their {} calls, until "
+                                 "the last ended",
+                                 callers, callers);
+  const CandidateReport* selected =
+      report.baseline && report.baseline->backend == report.selected ? &*report.baseline : nullptr;
+  for (const CandidateReport& row : report.candidates) {
+    if (row.backend == report.selected) selected = &row;
+  }
+  if (selected != nullptr && selected->latency && selected->latency->median > 0.0) {
+    text += fmt::format("; the selected serves them at {} per call (p99 {}), {:.1f} requests/s",
+                        format_ms(selected->latency->median), format_ms(selected->latency->p99),
+                        1000.0 * callers / selected->latency->median);
+  }
+  return text;
+}
+
 }  // namespace detail
 
 }  // namespace aitune

@@ -9,6 +9,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/detail/measure/caller_pool.hpp"
 #include "aitune/core/detail/measure/measurement.hpp"
 #include "aitune/core/detail/strategy/graph_verdicts.hpp"
 #include "aitune/core/detail/text/enum_text.hpp"
@@ -21,6 +22,8 @@
 #include <cstddef>
 #include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -248,22 +251,53 @@ class GuardedCalls {
   }
 
   /// `backend` as an entrant of a measurement: each call one inference on the sample of that
-  /// index, its failure one line that names the sample. A stop requested through `stop` ends the
-  /// measurement at the next call.
+  /// index, its failure one line that names the sample. With `callers` (a server's load), each
+  /// call is one inference per caller at once, caller k on the sample after the one before it;
+  /// a backend that is not thread-safe takes them in turn. A stop requested through `stop` ends
+  /// the measurement at the next call.
   [[nodiscard]] Entrant entrant(B& backend, std::span<const typename B::sample_type> samples,
                                 std::string name, bool is_baseline, double budget_ms,
-                                std::stop_token stop) const {
+                                std::stop_token stop, CallerPool* callers = nullptr) const {
+    auto infer = [this, &backend, samples](std::size_t index) {
+      index %= samples.size();
+      try {
+        (void)backend.infer(samples[index]);
+      } catch (...) {
+        throw Error(at_sample(index, samples.size(), failure_text()));
+      }
+    };
+    auto after = [&backend] { after_calls<B>::run(backend); };
+    if (callers == nullptr) {
+      return Entrant{std::move(name), is_baseline,
+                     [infer, stop](std::size_t call) {
+                       if (stop.stop_requested()) throw CancelledError("cancelled");
+                       infer(call);
+                     },
+                     std::move(after), budget_ms};
+    }
+    auto in_turn = thread_safe(backend) ? nullptr : std::make_shared<std::mutex>();
     return Entrant{std::move(name), is_baseline,
-                   [this, &backend, samples, stop](std::size_t call) {
+                   [infer, stop, callers, in_turn](std::size_t call) {
                      if (stop.stop_requested()) throw CancelledError("cancelled");
-                     const std::size_t index = call % samples.size();
-                     try {
-                       (void)backend.infer(samples[index]);
-                     } catch (...) {
-                       throw Error(at_sample(index, samples.size(), failure_text()));
-                     }
+                     const auto n = static_cast<std::size_t>(callers->callers());
+                     callers->run([&](int k) {
+                       const std::size_t index = call * n + static_cast<std::size_t>(k);
+                       if (!in_turn) return infer(index);
+                       const std::lock_guard lock(*in_turn);
+                       infer(index);
+                     });
                    },
-                   [&backend] { after_calls<B>::run(backend); }, budget_ms};
+                   std::move(after), budget_ms};
+  }
+
+  /// Whether `backend` says its calls may run at once (`thread_safe()`; false without it, as
+  /// TunedModule and AnyBackend take it).
+  [[nodiscard]] static bool thread_safe(const B& backend) {
+    if constexpr (requires { backend.thread_safe(); }) {
+      return static_cast<bool>(backend.thread_safe());
+    } else {
+      return false;
+    }
   }
 
   /// Whether `row`'s `backend` is refused for its graph (detail::refuse_for_graph: the

@@ -87,21 +87,22 @@ struct SwitchEvidence {
 };
 
 /// `waiting` as the entrants of a measurement, the baseline first: each named as its row in
-/// `report`, a candidate with what is left of its `candidate_budget_ms`.
+/// `report`, a candidate with what is left of its `candidate_budget_ms`; each call made by every
+/// caller of `callers` at once, when there is a pool.
 template <Backend B>
 [[nodiscard]] std::vector<Entrant>
 entrants_of(Waiting<B>& waiting, const TuneReport& report, const GuardedCalls<B>& guard,
             std::span<const typename B::sample_type> samples, double candidate_budget_ms,
-            const std::stop_token& stop) {
+            const std::stop_token& stop, CallerPool* callers = nullptr) {
   std::vector<Entrant> entrants;
   if (waiting.baseline) {
     entrants.push_back(guard.entrant(*waiting.baseline, samples, report.baseline->backend, true,
-                                     std::numeric_limits<double>::infinity(), stop));
+                                     std::numeric_limits<double>::infinity(), stop, callers));
   }
   for (Prepared<B>& prepared : waiting.candidates) {
     entrants.push_back(guard.entrant(prepared.backend, samples,
                                      report.candidates[prepared.index].backend, false,
-                                     candidate_budget_ms - prepared.spent_ms, stop));
+                                     candidate_budget_ms - prepared.spent_ms, stop, callers));
   }
   return entrants;
 }
