@@ -402,8 +402,8 @@ double two_calls_over_one(AnyBackend& backend, const Sample& sample) {
 
 }  // namespace
 
-TEST_CASE("Runtime sessions run calls from two threads at once where they say so, and queue them "
-          "on OpenVINO's one latency stream",
+TEST_CASE("TorchScript, ONNX Runtime and OpenVINO run calls from two threads at once where they "
+          "say so, and OpenVINO's one latency stream takes them in turn",
           "[.][serial][runtimes][exported][concurrency]") {
   // Hidden ([.]): ctest runs it alone on the machine (RUN_SERIAL), since a test beside it would
   // take the second core the calls need.
@@ -413,14 +413,40 @@ TEST_CASE("Runtime sessions run calls from two threads at once where they say so
   }
   const auto model = exported("wide_mlp");
   const Pt2Archive& archive = *model.model.archive;
-  const auto two_over_one = [&](AnyBackend backend) {
+  const auto two_over_one_on = [](AnyBackend backend, const Model& on,
+                                  const std::vector<Sample>& samples) {
     INFO(backend.describe());
-    backend.build(model.model, model.samples);
+    backend.build(on, samples);
     REQUIRE(backend.thread_safe());
-    const double ratio = two_calls_over_one(backend, model.samples[0]);
+    const double ratio = two_calls_over_one(backend, samples[0]);
     UNSCOPED_INFO(backend.describe() << ": two calls at once take " << ratio << " calls' time");
     return ratio;
   };
+  const auto two_over_one = [&](AnyBackend backend) {
+    return two_over_one_on(std::move(backend), model.model, model.samples);
+  };
+  {
+    // The same layers as TorchScript, at one LibTorch thread per caller (a call alone then
+    // leaves the second core free): eager and frozen calls run at once too.
+    torch::manual_seed(3);
+    torch::jit::Module mlp("WideMlp");
+    for (int layer = 0; layer < 6; ++layer) {
+      mlp.register_parameter(fmt::format("w{}", layer), torch::randn({512, 512}) * 0.04, false);
+    }
+    mlp.define(R"(
+      def forward(self, x):
+          for w in [self.w0, self.w1, self.w2, self.w3, self.w4, self.w5]:
+              x = torch.relu(torch.matmul(x, w))
+          return x
+    )");
+    const Model scripted{mlp, torch::kCPU};
+    const std::vector<Sample> samples{Sample{torch::randn({64, 512})}};
+    const int threads = at::get_num_threads();
+    at::set_num_threads(1);
+    CHECK(two_over_one_on(AnyBackend(TorchEager()), scripted, samples) < 1.6);
+    CHECK(two_over_one_on(AnyBackend(TorchScriptFrozen()), scripted, samples) < 1.6);
+    at::set_num_threads(threads);
+  }
   if (runtime_ready(onnx_runtime_missing())) {
     CHECK(two_over_one(AnyBackend(OnnxRuntime::from_archive(archive).set_threads(1))) < 1.6);
   }

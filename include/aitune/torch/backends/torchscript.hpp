@@ -22,6 +22,8 @@
 #include "aitune/torch/model/dtype_names.hpp"
 #include "aitune/torch/model/model.hpp"
 
+#include <ATen/Parallel.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -197,6 +199,10 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   }
 
   [[nodiscard]] c10::IValue run(const Sample& sample) {
+    // A server's request thread that never ran a parallel op would run the BLAS calls (matmul
+    // goes to MKL, not through ATen's parallel_for) at OpenMP's default, every core per call:
+    // apply LibTorch's intra-op thread count to this thread first, once.
+    at::internal::lazy_init_num_threads();
     c10::InferenceMode inference_mode;
     std::vector<c10::IValue> inputs;
     inputs.reserve(sample.size());
