@@ -46,7 +46,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_real import cpu_name  # noqa: E402
-from export_model import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
+from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")

@@ -89,7 +89,7 @@ def first_line(text):
 def export_one(name, out_dir, variants):
     """In a process of its own: exports `name`; prints one JSON line with what happened."""
     import torch
-    from export_model import export, make_inputs, parse_input
+    from aitune_export import export, make_inputs, parse_input
     library, factory, texts = MODELS[name]
     result = {"export_ok": False, "compiled": [], "failed_variants": [], "cause": ""}
     try:

@@ -23,8 +23,8 @@ os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I pro
 
 import torch  # noqa: E402
 
-from export_model import (  # noqa: E402
-    RUNTIME_VARIANTS, VARIANTS, default_variants, write_atomically)
+from aitune_export import (  # noqa: E402
+    VARIANT_NAMES, default_variants, write_atomically)
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -98,7 +98,7 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
     module, shapes = build_module(name)
     failed = 0
     if model_format == "pt2":
-        from export_model import export
+        from aitune_export import export
         inputs = tuple(torch.randn(*shape, device=device) for shape in shapes)
         failed = len(export(module, inputs, path, variants, device)[1])
     else:
@@ -124,7 +124,7 @@ def main():
     parser.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript")
     parser.add_argument("--variants",
                         help="with --format pt2: the variants, comma-separated, from "
-                             f"{', '.join([*VARIANTS, *RUNTIME_VARIANTS])} (tools/export_model.py; "
+                             f"{', '.join(VARIANT_NAMES)} (tools/export_model.py; "
                              "default: default,freezing, and onnx and openvino where their "
                              "packages import)")
     parser.add_argument("--device", default="cpu",
@@ -137,7 +137,7 @@ def main():
         variants = default_variants() if args.format == "pt2" else []
     else:
         variants = [] if args.variants == "none" else args.variants.split(",")
-    known = [*VARIANTS, *RUNTIME_VARIANTS]
+    known = list(VARIANT_NAMES)
     if any(v not in known for v in variants):
         parser.error(f"--variants takes names from {', '.join(known)}, got '{args.variants}'")
     os.makedirs(args.out, exist_ok=True)

@@ -266,6 +266,8 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
   // The other runtimes whose models the archive holds, and the versions that ran them.
   if (model.is_exported()) {
+    for (const auto& [name, why] : model.archive->unknown_variants)
+      log.warn(0, fmt::format("variant '{}' left out: {}", name, why));
     const auto& converted = model.archive->runtime_variants;
     if (converted.contains("onnx")) {
       const std::string version = lt::OnnxRuntime::version();

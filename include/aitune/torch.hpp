@@ -22,6 +22,8 @@
 #include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/measure/device_memory.hpp"
 #include "aitune/torch/measure/device_timer.hpp"
+#include "aitune/torch/model/archive_contents.hpp"
+#include "aitune/torch/model/archive_records.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
 #include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"

@@ -5,9 +5,9 @@ outside could have, for the tests of the archive reader and the runtime backends
 
   none_leaves_repeated  extra/aitune.json's none_leaves name one leaf twice ([4, 4] of an output
                         structure of five leaves: three outputs and two Nones, by count)
-  precision_number      aoti.aoti_default.precision is the number 16, not a name
+  precision_number      variants.aoti_default.precision is the number 16, not a name
   records_unreadable    extra/aitune.json is cut off mid-object: not JSON
-  record_missing        runtimes.onnx.record names a record the archive does not hold
+  record_missing        variants.onnx.records[0] names a record the archive does not hold
   reason_long           no ONNX model, and failed.onnx is a 100 000-character cause
   library_garbage       aoti_default's compiled library is 64 KiB of noise
   ir_input_int64        the IR's first input says int64: OpenVINO refuses the graph
@@ -67,15 +67,15 @@ def leaves_repeated(recorded):
 
 
 def precision_number(recorded):
-    recorded["aoti"]["aoti_default"]["precision"] = 16
+    recorded["variants"]["aoti_default"]["precision"] = 16
 
 
 def record_missing(recorded):
-    recorded["runtimes"]["onnx"]["record"] = "aitune/onnx/missing.onnx"
+    recorded["variants"]["onnx"]["records"][0] = "aitune/onnx/missing.onnx"
 
 
 def reason_long(recorded):
-    del recorded["runtimes"]["onnx"]
+    del recorded["variants"]["onnx"]
     recorded.setdefault("failed", {})["onnx"] = "x" * 100_000
 
 

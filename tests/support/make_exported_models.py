@@ -9,6 +9,8 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
   kv_cache       forward(x, cache, pos) index_copy_s this step's key into the cache it is given
   bert           transformers BertModel, 2 layers, hidden size 64 (random weights), by name:
                  input_ids, attention_mask; returns a ModelOutput (exported as a dict)
+  bert_dynamic   the same BertModel with 512 positions, exported for sequences of 8 to 256 tokens
+                 (--dynamic on both inputs' axis 1; example length 128), every variant for the range
   gpt2           transformers GPT2Model, 2 layers, n_embd 64, use_cache=False, likewise
   rendezvous     calls the custom op aitune_test::rendezvous, which the C++ tests register: it
                  holds a call until a second one arrives, so a test can tell overlapping calls
@@ -38,7 +40,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from export_model import export, parse_input, make_inputs  # noqa: E402
+from aitune_export import export, make_inputs, parse_dynamic, parse_input  # noqa: E402
 
 
 class DictOutputs(torch.nn.Module):
@@ -110,11 +112,11 @@ class WideMlp(torch.nn.Module):
         return self.layers(x)
 
 
-def bert():
+def bert(positions=64):
     from transformers import BertConfig, BertModel
     return BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
                                 intermediate_size=128, vocab_size=1000,
-                                max_position_embeddings=64))
+                                max_position_embeddings=positions))
 
 
 def gpt2():
@@ -124,13 +126,15 @@ def gpt2():
 
 
 TOKENS = ["input_ids=1x16:int64[0,1000)", "attention_mask=1x16:int64[1,2)"]
+LONG_TOKENS = ["input_ids=1x128:int64[0,1000)", "attention_mask=1x128:int64[1,2)"]
 RUNTIMES = ("default", "onnx", "openvino")
 
 
-class Model(collections.namedtuple("Model", "factory inputs variants fail",
-                                   defaults=(("default",), ()))):
-    """The factory, its --input texts, the variants to export (tools/export_model.py's names)
-    and those meant to fail (as export() names them: aoti_default, onnx, openvino)."""
+class Model(collections.namedtuple("Model", "factory inputs variants fail dynamic",
+                                   defaults=(("default",), (), ()))):
+    """The factory, its --input texts, the variants to export (tools/export_model.py's names),
+    those meant to fail (as export() names them: aoti_default, onnx, openvino) and its --dynamic
+    texts."""
 
 
 MODELS = {
@@ -138,6 +142,8 @@ MODELS = {
     "add_in_place": Model(AddInPlace, ["1x4x4"]),
     "kv_cache": Model(KvCache, ["1x8", "1x4x8", "1:int64[0,4)"]),
     "bert": Model(bert, TOKENS, RUNTIMES),
+    "bert_dynamic": Model(lambda: bert(positions=512), LONG_TOKENS, RUNTIMES,
+                          dynamic=("input_ids:1:8..256", "attention_mask:1:8..256")),
     "gpt2": Model(gpt2, TOKENS),
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
@@ -150,7 +156,7 @@ def save_plain_bert(path):
     if os.path.exists(path):
         print(f"{path}: exists")
         return
-    from export_model import write_atomically
+    from aitune_export import write_atomically
     torch.manual_seed(0)
     inputs = make_inputs([parse_input(text) for text in TOKENS], "cpu", seed=0)
     with torch.no_grad():
@@ -180,7 +186,8 @@ def main():
         specs = [parse_input(text) for text in model.inputs]
         inputs = make_inputs(specs, "cpu", seed=0)
         failures = export(model.factory(), inputs, path, list(model.variants), "cpu",
-                          specs=specs, save_io=io)[1]
+                          specs=specs, save_io=io,
+                          dynamic=[parse_dynamic(text) for text in model.dynamic])[1]
         # A model meant to show a failure is no test of it once that variant works.
         surprises = ([f"{v} failed" for v in failures if v not in model.fail]
                      + [f"{v} did not fail" for v in model.fail if v not in failures])

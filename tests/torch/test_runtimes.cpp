@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -270,6 +271,42 @@ TEST_CASE("A BERT with int64 inputs and a dict-output model tune with ONNX Runti
     CHECK(std::count(runtimes.begin(), runtimes.end(), "OpenVino") >= 1);
     check_equal_to_eager(tuned.forward(model.samples[0]), model, tuned.backend().output_policy());
   }
+}
+
+TEST_CASE("A BERT exported for sequences of 8 to 256 tokens tunes at 200, every family's "
+          "candidate taking the range and correct",
+          "[runtimes][exported][real_model][hf][shapes]") {
+  // Before --dynamic every variant was made for the example's 128 tokens alone.
+  if (!runtime_ready(onnx_runtime_missing() + openvino_missing())) return;
+  const auto model = exported("bert_dynamic");
+  const Pt2Archive& archive = *model.model.archive;
+  REQUIRE(archive.dynamic_axes.size() == 2);
+  for (const DynamicAxis& axis : archive.dynamic_axes) {
+    INFO(axis.input);
+    CHECK(axis.axis == 1);
+    CHECK(axis.min == 8);
+    CHECK(axis.max == 256);
+    CHECK(axis.symbol == archive.dynamic_axes[0].symbol);  // the two lengths must agree
+  }
+  for (const AotiModelInfo& info : archive.aoti_models)
+    CHECK(info.takes_range);
+  CHECK(archive.runtime_variants.at("onnx").takes_range);
+  CHECK(archive.runtime_variants.at("openvino").takes_range);
+
+  torch::manual_seed(5);
+  const std::vector<Sample> at_200{Sample{torch::randint(0, 1000, {1, 200}, torch::kInt64),
+                                          torch::ones({1, 200}, torch::kInt64)}};
+  const TunedModule tuned =
+      tune(model.model, at_200, {.config = quick_config().enable_performance_validation(false)});
+  std::set<std::string> families;
+  for (const auto& candidate : tuned.report().candidates) {
+    INFO(candidate.backend << ": " << candidate.reason);
+    CHECK(candidate.status == CandidateStatus::ok);
+    families.insert(candidate.backend.substr(0, candidate.backend.find('(')));
+  }
+  CHECK(families.contains("OnnxRuntime"));
+  CHECK(families.contains("OpenVino"));
+  CHECK((families.contains("AOTInductor") || !NativeRuntime::available()));
 }
 
 TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with its other "
@@ -562,7 +599,7 @@ TEST_CASE("An AOTInductor record whose precision is not a name fails that compil
   const auto model = damaged("precision_number");
   const AotiModelInfo& compiled = model.model.archive->aoti_models.at(0);
   CHECK_THAT(compiled.unusable,
-             Catch::Contains("aoti.aoti_default.precision is 16, not one of fp32, bf16, fp16"));
+             Catch::Contains("variants.aoti_default.precision is 16, not one of fp32, bf16, fp16"));
   const TuneReport report =
       tune_damaged(model, {AnyBackend(AOTInductor::from_archive(*model.model.archive, compiled))});
   REQUIRE(report.baseline);

@@ -1,0 +1,352 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// The reader of extra/aitune.json, what tools/export_model.py records in a `.pt2` archive
+/// (tools/aitune_export/archive.py lists its fields): each variant's family, precision, files
+/// and shapes, the axes exported as a range, the inputs' names and shapes, the failed variants
+/// and the output structure. Schema 2 has one record per variant, read generically by family;
+/// archives of schema 1 (no "schema": "aoti" and "runtimes" by family name) read as before.
+/// Everything read is untrusted: a record that cannot be used says why.
+
+#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/detail/text/json_parse.hpp"
+#include "aitune/core/precision.hpp"
+#include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/archive_contents.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace aitune::lt {
+inline namespace AITUNE_LT_ABI {
+
+namespace detail {
+
+/// An input's shape as tools/export_model.py records it (`"shape": [1, 3, 224, 224]`), as
+/// `1x3x224x224`; empty when it recorded none.
+inline std::string recorded_shape(const nlohmann::json& input) {
+  const auto shape = input.is_object() ? input.find("shape") : input.end();
+  if (shape == input.end() || !shape->is_array() || shape->empty()) return {};
+  std::string text;
+  for (const auto& size : *shape) {
+    if (!size.is_number_integer()) return {};
+    text += (text.empty() ? "" : "x") + std::to_string(size.get<std::int64_t>());
+  }
+  return text;
+}
+
+/// `value` as JSON text for a message, cut to `limit` characters.
+inline std::string json_excerpt(const nlohmann::json& value, std::size_t limit = 60) {
+  return aitune::detail::cut_text(value.dump(), limit);
+}
+
+/// Which shapes a variant's record says it takes ("range": every shape of the
+/// archive's dynamic_axes; "static" or absent: the example's): sets `takes_range`, or returns
+/// why the record cannot be used.
+inline std::string read_shapes(const nlohmann::json& record, const std::string& where,
+                               bool& takes_range) {
+  const auto shapes = record.find("shapes");
+  if (shapes == record.end()) return {};
+  if (!shapes->is_string() || (*shapes != "range" && *shapes != "static")) {
+    return fmt::format("{}.shapes is {}, not \"range\" or \"static\"", where,
+                       json_excerpt(*shapes));
+  }
+  takes_range = *shapes == "range";
+  return {};
+}
+
+/// What tools/export_model.py recorded of one AOTInductor compilation (schema 2:
+/// `variants.<name>`, its options under "made"; schema 1: `aoti.<name>`, beside the precision),
+/// `where` naming the record in messages: the precision it computes in, its Inductor options and
+/// its shapes. A record of the wrong type, or a precision that is not a precision's name, makes
+/// the compilation unusable with that cause (its candidate's build fails with it), not fp32 by
+/// default.
+inline void read_aoti_record(const nlohmann::json& record, const std::string& where,
+                             AotiModelInfo& info) {
+  if (!record.is_object()) {
+    info.unusable = fmt::format("{} is {}, not an object", where, json_excerpt(record));
+    return;
+  }
+  if (const auto precision = record.find("precision"); precision != record.end()) {
+    const auto parsed = precision->is_string()
+                            ? parse_token<Precision>(precision->get<std::string>())
+                            : std::nullopt;
+    if (!parsed) {
+      info.unusable = fmt::format("{}.precision is {}, not one of fp32, bf16, fp16, fp64", where,
+                                  json_excerpt(*precision));
+      return;
+    }
+    info.precision = *parsed;
+  }
+  const auto made = record.find("made");
+  const bool schema2 = made != record.end() && made->is_object();
+  const nlohmann::json& holder = schema2 ? *made : record;
+  if (const auto configs = holder.find("inductor_configs"); configs != holder.end()) {
+    if (!configs->is_object()) {
+      info.unusable = fmt::format("{}{}.inductor_configs is {}, not an object", where,
+                                  schema2 ? ".made" : "", json_excerpt(*configs));
+      return;
+    }
+    for (const auto& [key, value] : configs->items())
+      info.inductor_configs[key] = value.dump();
+  }
+  info.unusable = read_shapes(record, where, info.takes_range);
+}
+
+/// The files a model of each runtime family is made of, by the name of the field a schema-1
+/// record gives each in, in the order its backend loads them.
+inline const std::map<std::string, std::vector<std::string>>& runtime_family_files() {
+  static const std::map<std::string, std::vector<std::string>> files{{"onnx", {"record"}},
+                                                                     {"openvino", {"xml", "bin"}}};
+  return files;
+}
+
+/// Why the archive's extra/aitune.json cannot be used at all (`why`): the archive's
+/// records_problem; every compilation is unusable with it and no converted model is read.
+inline void fail_records(Pt2Archive& archive, const std::string& why) {
+  archive.records_problem = "the archive's extra/aitune.json cannot be read: " + why;
+  for (AotiModelInfo& info : archive.aoti_models)
+    info.unusable = archive.records_problem;
+  archive.runtime_variants.clear();
+}
+
+/// The record `value` names (`field`, for messages), when it is the name of one the archive
+/// holds; else sets `problem`.
+inline std::string record_named(const nlohmann::json& value, const std::string& field,
+                                const std::string& variant,
+                                const std::function<bool(const std::string&)>& has_record,
+                                std::string& problem) {
+  const std::string where = "the archive's extra/aitune.json";
+  if (!value.is_string()) {
+    problem = fmt::format("{}: {} is {}, not the name of a record", where, field,
+                          value.is_null() ? "missing" : json_excerpt(value));
+  } else if (!has_record(value.get<std::string>())) {
+    problem = fmt::format("{} names the record '{}' for {}, which the archive does not hold", where,
+                          aitune::detail::cut_text(value.get<std::string>(), 200), variant);
+  }
+  return problem.empty() ? value.get<std::string>() : std::string();
+}
+
+/// Schema 2's variants (aitune.json's "variants"), read by family: "aoti" completes the
+/// compilation of that name; a runtime family (runtime_family_files) is a converted model
+/// whose "records" must name its files, in order. A record that cannot be used is an unusable
+/// variant with its cause; a family this library does not read is an unknown variant, named in
+/// the same way (never dropped in silence).
+inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
+                          const std::function<bool(const std::string&)>& has_record) {
+  if (!variants.is_object()) {
+    fail_records(archive, "variants is " + json_excerpt(variants) + ", not an object");
+    return;
+  }
+  for (const auto& [name, record] : variants.items()) {
+    const std::string where = fmt::format("the archive's extra/aitune.json: variants.{}",
+                                          aitune::detail::cut_text(name, 100));
+    if (!record.is_object()) {
+      archive.unusable_variants[name] =
+          fmt::format("{} is {}, not an object", where, json_excerpt(record));
+      continue;
+    }
+    const auto family = record.find("family");
+    if (family == record.end() || !family->is_string()) {
+      archive.unusable_variants[name] =
+          fmt::format("{}.family is {}, not a family's name", where,
+                      family == record.end() ? "missing" : json_excerpt(*family));
+      continue;
+    }
+    const std::string& family_name = family->get_ref<const std::string&>();
+    if (family_name == "aoti") {
+      const auto info = std::find_if(archive.aoti_models.begin(), archive.aoti_models.end(),
+                                     [&](const AotiModelInfo& m) { return m.name == name; });
+      if (info == archive.aoti_models.end()) {
+        archive.unusable_variants[name] =
+            fmt::format("{} records an AOTInductor compilation the archive does not hold", where);
+      } else {
+        read_aoti_record(record, where, *info);
+      }
+      continue;
+    }
+    const auto files = runtime_family_files().find(family_name);
+    if (files == runtime_family_files().end()) {
+      archive.unknown_variants[name] =
+          fmt::format("{} is of the family '{}', which this aitune-cpp does not read (made by "
+                      "a newer tools/export_model.py?)",
+                      where, aitune::detail::cut_text(family_name, 60));
+      continue;
+    }
+    RuntimeVariantInfo info{name, {}, family_name};
+    std::string problem = read_shapes(record, where, info.takes_range);
+    const auto records = record.find("records");
+    if (problem.empty() && (records == record.end() || !records->is_array() ||
+                            records->size() != files->second.size())) {
+      problem = fmt::format("{}.records is {}, not the names of its {} file(s)", where,
+                            records == record.end() ? "missing" : json_excerpt(*records),
+                            files->second.size());
+    }
+    for (std::size_t i = 0; problem.empty() && i < files->second.size(); ++i) {
+      info.records.push_back(record_named((*records)[i],
+                                          fmt::format("variants.{}.records[{}]", name, i), name,
+                                          has_record, problem));
+    }
+    if (problem.empty()) {
+      archive.runtime_variants.emplace(name, std::move(info));
+    } else {
+      archive.unusable_variants[name] = std::move(problem);
+    }
+  }
+}
+
+/// Schema 1's converted models (aitune.json's "runtimes", by family name), as schema 2 reads
+/// them: a record of the wrong type or missing from the archive is an unusable variant.
+inline void read_schema1_runtimes(const nlohmann::json& runtimes, Pt2Archive& archive,
+                                  const std::function<bool(const std::string&)>& has_record) {
+  if (!runtimes.is_object()) return;
+  for (const auto& [name, fields] : runtime_family_files()) {
+    const auto found = runtimes.find(name);
+    if (found == runtimes.end()) continue;
+    std::string problem;
+    RuntimeVariantInfo info{name, {}, name};
+    if (!found->is_object()) {
+      problem = fmt::format("the archive's extra/aitune.json: runtimes.{} is {}, not an object",
+                            name, json_excerpt(*found));
+    }
+    for (std::size_t i = 0; i < fields.size() && problem.empty(); ++i) {
+      const auto record = found->find(fields[i]);
+      info.records.push_back(record_named(record == found->end() ? nlohmann::json() : *record,
+                                          fmt::format("runtimes.{}.{}", name, fields[i]), name,
+                                          has_record, problem));
+    }
+    if (problem.empty()) {
+      archive.runtime_variants.emplace(name, std::move(info));
+    } else {
+      archive.unusable_variants[name] = std::move(problem);
+    }
+  }
+}
+
+/// What every schema records beside the variants: the variants that failed ("failed") and the
+/// output structure ("out_spec", "none_leaves"); fields of the wrong type make
+/// output_spec_problem.
+inline void read_outputs_and_failures(const nlohmann::json& recorded, Pt2Archive& archive) {
+  const std::string where = "the archive's extra/aitune.json";
+  if (const auto spec = recorded.find("out_spec"); spec != recorded.end()) {
+    if (spec->is_string()) {
+      archive.output_spec = spec->get<std::string>();
+    } else {
+      archive.output_spec_problem =
+          fmt::format("{}: out_spec is {}, not a string", where, json_excerpt(*spec));
+    }
+  }
+  if (const auto nones = recorded.find("none_leaves"); nones != recorded.end()) {
+    const bool leaves = nones->is_array() &&
+                        std::all_of(nones->begin(), nones->end(), [](const nlohmann::json& leaf) {
+                          return leaf.is_number_unsigned();
+                        });
+    if (leaves) {
+      for (const auto& leaf : *nones)
+        archive.output_none_leaves.push_back(leaf.get<std::size_t>());
+    } else if (archive.output_spec_problem.empty()) {
+      archive.output_spec_problem = fmt::format("{}: none_leaves is {}, not a list of leaf numbers",
+                                                where, json_excerpt(*nones));
+    }
+  }
+  if (const auto failed = recorded.find("failed");
+      failed != recorded.end() && failed->is_object()) {
+    for (const auto& [name, cause] : failed->items()) {
+      // A cause is one line of a report: the export tool writes a few hundred characters at most.
+      archive.failed_variants[name] =
+          cause.is_string() ? aitune::detail::cut_text(cause.get_ref<const std::string&>(), 500)
+                            : json_excerpt(cause, 500);
+    }
+  }
+}
+
+/// The axes exported as a range (aitune.json's "dynamic"), each of a recorded input, with
+/// 0 <= min <= max; anything else makes the records unusable (fail_records): a range read
+/// wrong would let a compilation be called outside the shapes it takes.
+inline void read_dynamic_axes(const nlohmann::json& recorded, Pt2Archive& archive) {
+  const auto dynamic = recorded.find("dynamic");
+  if (dynamic == recorded.end()) return;
+  if (!dynamic->is_array()) {
+    fail_records(archive, "dynamic is " + json_excerpt(*dynamic) + ", not a list");
+    return;
+  }
+  for (std::size_t i = 0; i < dynamic->size(); ++i) {
+    const nlohmann::json& axis = (*dynamic)[i];
+    const auto field = [&](const char* key) {
+      return axis.is_object() && axis.contains(key) ? axis[key] : nlohmann::json();
+    };
+    const bool valid = field("input").is_string() && field("axis").is_number_unsigned() &&
+                       field("min").is_number_integer() && field("max").is_number_integer() &&
+                       std::find(archive.input_names.begin(), archive.input_names.end(),
+                                 field("input")) != archive.input_names.end() &&
+                       0 <= field("min").get<std::int64_t>() &&
+                       field("min").get<std::int64_t>() <= field("max").get<std::int64_t>() &&
+                       (field("symbol").is_null() || field("symbol").is_string());
+    if (!valid) {
+      fail_records(archive, fmt::format("dynamic[{}] is {}, not an axis of a recorded input "
+                                        "with 0 <= min <= max",
+                                        i, json_excerpt(axis)));
+      archive.dynamic_axes.clear();
+      return;
+    }
+    archive.dynamic_axes.push_back(
+        DynamicAxis{field("input").get<std::string>(), field("axis").get<std::size_t>(),
+                    field("min").get<std::int64_t>(), field("max").get<std::int64_t>(),
+                    field("symbol").is_string() ? field("symbol").get<std::string>() : ""});
+  }
+}
+
+/// What tools/export_model.py recorded in the archive's extra/aitune.json, whose text is `text`
+/// (`has_record` says whether the archive holds a record): the variants (schema 2's "variants",
+/// or schema 1's "aoti" and "runtimes"), the inputs' names and shapes, the axes exported as a
+/// range, the failed variants and the output structure. A text that cannot be read at all is the
+/// archive's records_problem, and every compilation is unusable with it.
+inline void read_aitune_json(std::string_view text, Pt2Archive& archive,
+                             const std::function<bool(const std::string&)>& has_record) {
+  std::string why;
+  const nlohmann::json recorded = parse_json_bounded(text, &why);
+  if (!recorded.is_object()) {
+    if (!recorded.is_discarded()) why = "it is " + json_excerpt(recorded) + ", not an object";
+    fail_records(archive, why);
+    return;
+  }
+  if (const auto inputs = recorded.find("inputs"); inputs != recorded.end() && inputs->is_array()) {
+    for (const auto& input : *inputs) {
+      const bool named = input.is_object() && input.contains("name") && input["name"].is_string();
+      archive.input_names.push_back(named ? input["name"].get<std::string>() : std::string());
+      archive.input_shapes.push_back(recorded_shape(input));
+    }
+  }
+  read_outputs_and_failures(recorded, archive);
+  if (const auto variants = recorded.find("variants"); variants != recorded.end()) {
+    read_variants(*variants, archive, has_record);
+  } else {
+    if (const auto aoti = recorded.find("aoti"); aoti != recorded.end() && aoti->is_object()) {
+      for (auto& info : archive.aoti_models) {
+        if (const auto found = aoti->find(info.name); found != aoti->end()) {
+          read_aoti_record(*found, "the archive's extra/aitune.json: aoti." + info.name, info);
+        }
+      }
+    }
+    if (const auto runtimes = recorded.find("runtimes"); runtimes != recorded.end()) {
+      read_schema1_runtimes(*runtimes, archive, has_record);
+    }
+  }
+  if (archive.records_problem.empty()) read_dynamic_axes(recorded, archive);
+}
+
+}  // namespace detail
+
+}  // namespace AITUNE_LT_ABI
+}  // namespace aitune::lt

@@ -1,0 +1,123 @@
+// Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
+// The reader of extra/aitune.json (model/archive_records.hpp), on records written here: both
+// schemas, a variant of a family it does not know, and the axes exported as a range.
+#include "torch/torch_catch.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using aitune::lt::Pt2Archive;
+
+/// An archive at a made-up path with the AOTInductor compilations `compiled`, after reading
+/// `json` as its extra/aitune.json; `held` are the records the archive holds.
+Pt2Archive read(const std::string& json, std::vector<std::string> compiled = {"aoti_default"},
+                std::set<std::string> held = {"aitune/onnx/model.onnx", "aitune/openvino/model.xml",
+                                              "aitune/openvino/model.bin"}) {
+  Pt2Archive archive{"net.pt2"};
+  for (auto& name : compiled)
+    archive.aoti_models.push_back(aitune::lt::AotiModelInfo{std::move(name)});
+  aitune::lt::detail::read_aitune_json(
+      json, archive, [&](const std::string& record) { return held.contains(record); });
+  return archive;
+}
+
+const std::string inputs =
+    R"("inputs": [{"name": "input_ids", "shape": [1, 128]},
+                  {"name": "attention_mask", "shape": [1, 128]}])";
+
+}  // namespace
+
+TEST_CASE("Each variant's record is read by its family, in both schemas", "[archive]") {
+  const std::string schema2 = R"({"schema": 2, )" + inputs + R"(, "variants": {
+      "aoti_default": {"family": "aoti", "precision": "bf16", "shapes": "range",
+                       "made": {"inductor_configs": {"freezing": true}, "device": "cpu"}},
+      "onnx": {"family": "onnx", "precision": "fp32", "shapes": "range",
+               "records": ["aitune/onnx/model.onnx"]},
+      "openvino": {"family": "openvino", "precision": "fp32", "shapes": "static",
+                   "records": ["aitune/openvino/model.xml", "aitune/openvino/model.bin"]}}})";
+  const std::string schema1 = "{" + inputs + R"(, "aoti": {"aoti_default":
+      {"precision": "bf16", "inductor_configs": {"freezing": true}}},
+      "runtimes": {"onnx": {"record": "aitune/onnx/model.onnx"},
+                   "openvino": {"xml": "aitune/openvino/model.xml",
+                                "bin": "aitune/openvino/model.bin"}}})";
+  for (const bool schema_2 : {true, false}) {
+    const std::string& json = schema_2 ? schema2 : schema1;
+    const Pt2Archive archive = read(json);
+    INFO(json);
+    CHECK(archive.records_problem.empty());
+    CHECK(archive.unusable_variants.empty());
+    const auto& compiled = archive.aoti_models.at(0);
+    CHECK(compiled.unusable.empty());
+    CHECK(compiled.precision == aitune::Precision::bf16);
+    CHECK(compiled.inductor_configs.at("freezing") == "true");
+    REQUIRE(archive.runtime_variants.size() == 2);
+    CHECK(archive.runtime_variants.at("onnx").family == "onnx");
+    CHECK(archive.runtime_variants.at("onnx").records ==
+          std::vector<std::string>{"aitune/onnx/model.onnx"});
+    CHECK(archive.runtime_variants.at("openvino").records ==
+          std::vector<std::string>{"aitune/openvino/model.xml", "aitune/openvino/model.bin"});
+    // Schema 1 has no shapes: everything is for the example's.
+    CHECK(compiled.takes_range == schema_2);
+    CHECK(archive.runtime_variants.at("onnx").takes_range == schema_2);
+    CHECK_FALSE(archive.runtime_variants.at("openvino").takes_range);
+  }
+}
+
+TEST_CASE("A variant of a family the reader does not know is named with its cause, not dropped",
+          "[archive]") {
+  // Before schema 2 the reader knew "onnx" and "openvino" by name and skipped anything else.
+  const Pt2Archive archive = read(R"({"schema": 2, "variants": {
+      "onnx_int8": {"family": "onnx-qdq", "precision": "fp32", "records": ["x.onnx"]},
+      "broken": {"precision": "fp32"},
+      "not_a_record": 3,
+      "aoti_gone": {"family": "aoti"},
+      "onnx": {"family": "onnx", "records": ["aitune/onnx/missing.onnx"]}}})");
+  CHECK(archive.runtime_variants.empty());
+  CHECK_THAT(archive.unknown_variants.at("onnx_int8"),
+             Catch::Contains("of the family 'onnx-qdq', which this aitune-cpp "
+                             "does not read"));
+  CHECK_THAT(archive.unusable_variants.at("broken"),
+             Catch::Contains("variants.broken.family is missing, not a family's name"));
+  CHECK_THAT(archive.unusable_variants.at("not_a_record"),
+             Catch::Contains("variants.not_a_record is 3, not an object"));
+  CHECK_THAT(archive.unusable_variants.at("aoti_gone"),
+             Catch::Contains("records an AOTInductor compilation the archive "
+                             "does not hold"));
+  CHECK_THAT(archive.unusable_variants.at("onnx"),
+             Catch::Contains("names the record 'aitune/onnx/missing.onnx' for "
+                             "onnx, which the archive does not hold"));
+}
+
+TEST_CASE("The axes exported as a range are read per input, and a range read wrong stops every "
+          "variant",
+          "[archive]") {
+  const Pt2Archive archive = read(R"({"schema": 2, )" + inputs + R"(, "dynamic": [
+      {"input": "input_ids", "axis": 1, "min": 8, "max": 256, "symbol": "s0"},
+      {"input": "attention_mask", "axis": 1, "min": 8, "max": 256, "symbol": "s0"}],
+      "variants": {"onnx": {"family": "onnx", "shapes": "range",
+                            "records": ["aitune/onnx/model.onnx"]}}})");
+  CHECK(archive.records_problem.empty());
+  REQUIRE(archive.dynamic_axes.size() == 2);
+  CHECK(archive.dynamic_axes[1].input == "attention_mask");
+  CHECK(archive.dynamic_axes[1].axis == 1);
+  CHECK(archive.dynamic_axes[1].min == 8);
+  CHECK(archive.dynamic_axes[1].max == 256);
+  CHECK(archive.dynamic_axes[0].symbol == archive.dynamic_axes[1].symbol);
+
+  for (const std::string bad : {R"({"input": "token_ids", "axis": 1, "min": 8, "max": 256})",
+                                R"({"input": "input_ids", "axis": 1, "min": 300, "max": 256})",
+                                R"({"input": "input_ids", "axis": -1, "min": 8, "max": 256})"}) {
+    INFO(bad);
+    const Pt2Archive wrong = read(R"({"schema": 2, )" + inputs + R"(, "dynamic": [)" + bad +
+                                  R"(], "variants": {"aoti_default": {"family": "aoti"},
+        "onnx": {"family": "onnx", "records": ["aitune/onnx/model.onnx"]}}})");
+    CHECK_THAT(wrong.records_problem, Catch::Contains("dynamic[0] is") &&
+                                          Catch::Contains("not an axis of a recorded input"));
+    CHECK(wrong.dynamic_axes.empty());
+    CHECK(wrong.runtime_variants.empty());
+    CHECK(wrong.aoti_models.at(0).unusable == wrong.records_problem);
+  }
+}

@@ -1,0 +1,82 @@
+"""Exports a PyTorch model into one torch.export .pt2 archive for aitune-cpp.
+
+The archive holds the ExportedProgram (model name "model"), which aitune's baseline runs with
+LibTorch's native runtime, and AOTInductor compilations of the same program, each under its own
+name, which are aitune's candidates:
+
+  aoti_default       Inductor's defaults
+  aoti_freezing      freezing=True (weights become constants, folded into the kernels)
+  aoti_max_autotune  max_autotune=True (Inductor times kernel choices; slow to compile)
+  aoti_bf16          computed in bfloat16 (inputs cast in, outputs cast back), where the device
+                     has bf16 kernels
+
+and, for the CPU, the same program converted for other runtimes, which join the candidates:
+
+  onnx       torch.onnx's exporter (dynamo), for ONNX Runtime: record aitune/onnx/model.onnx
+  openvino   openvino.convert_model, f32 weights: aitune/openvino/model.xml and model.bin
+
+Each converted model is run on the example inputs (ONNX Runtime's CPU provider; OpenVINO's CPU
+plugin in f32) and must match eager PyTorch's outputs, or it is left out. Their outputs are the
+program's flattened in pytree order, without its None leaves (extra/aitune.json records the
+program's "out_spec" and, as "none_leaves", where the Nones were). They are records of their
+own, not under extra/: load_pt2 reads every extra/ record as UTF-8 text.
+
+`aitune-tune model.pt2 --input ...` then needs nothing else. Each variant is a separate
+compilation (about 30-60 s on 2 cores for a small CNN; max_autotune much longer; a conversion
+takes seconds); one that fails is reported and left out, and extra/aitune.json records it under
+"failed" with its cause. The archive is written to a temporary name and renamed, so a crash
+leaves no half-written file. AOTInductor compilations need the torch version of the LibTorch
+that runs them (the C++ loader refuses others), and a CUDA compilation needs a GPU.
+
+Your own model: give a factory that returns an nn.Module (weights loaded), as MODULE:FUNCTION
+(importable; --path adds folders to sys.path) or FILE.py:FUNCTION, and one --input per forward
+argument, by position (SHAPE) or by name (NAME=SHAPE, passed as a keyword argument; named ones
+come after the positional ones):
+
+  tools/export_model.py --factory mypackage.models:make_net --input 1x3x224x224 --out net.pt2
+  tools/export_model.py --factory ./net.py:build --input 1x128:int64[0,30522) --variants onnx
+  tools/export_model.py --factory ./hf.py:gpt2 --input input_ids=1x64:int64[0,50257) \\
+      --input attention_mask=1x64:int64[1,2) --out gpt2.pt2
+
+The program takes every input by position, in the order given, under its name (the archive
+records the names: `aitune-tune --input NAME=SHAPE` finds each one's place by them).
+
+Outputs are exported as plain tensors, tuples, lists and dicts, which LibTorch's native runtime
+rebuilds in C++: a Hugging Face ModelOutput, a namedtuple (torch.return_types too) or a
+dataclass becomes a dict of the same keys, in the same order (the archive records what was
+converted). Any other output type stops the export with its name and what to do.
+
+A dimension that varies at serving time (a text model's sequence length) is exported as a range
+with --dynamic NAME:AXIS:MIN..MAX (NAME: the input's name, or its position for an unnamed one;
+MIN at least 2). Give it for each input whose axis varies with it (input_ids and attention_mask):
+torch.export finds that they agree. Every variant then takes the range: the AOTInductor
+compilations are compiled for it, the ONNX graph keeps the axis dynamic, the OpenVINO model bounds
+it; the converted ones are checked at the range's smallest and largest inputs as well. The archive
+records the range export proved, per input and axis:
+
+  tools/export_model.py --factory ./hf.py:bert --input input_ids=1x128:int64[0,30522) \\
+      --input attention_mask=1x128:int64[1,2) --dynamic input_ids:1:8..256 \\
+      --dynamic attention_mask:1:8..256 --out bert.pt2
+
+--save-io DIR writes DIR/inputs.pt (the example inputs, a tuple in the program's order, as
+`aitune-tune --sample` reads it) and DIR/outputs.pt (what eager PyTorch returned for them, in
+the exported structure, as `aitune-tune --expect` compares the tuned module's outputs with).
+
+Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
+       [--dynamic NAME:AXIS:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
+       [--save-io DIR]
+
+The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), outputs.py (plain
+outputs, the check of a converted model), one module per variant family (aoti_variant.py,
+onnx_variant.py, openvino_variant.py), archive.py (the archive and its extra/aitune.json, whose
+fields it lists) and export.py, which runs them in turn.
+"""
+
+from .archive import write_atomically
+from .export import VARIANT_NAMES, default_variants, export
+from .inputs import Input, make_inputs, parse_dynamic, parse_input
+from .onnx_variant import RECORD as ONNX_RECORD
+from .openvino_variant import RECORDS as OPENVINO_RECORDS
+
+__all__ = ["ONNX_RECORD", "OPENVINO_RECORDS", "VARIANT_NAMES", "Input", "default_variants",
+           "export", "make_inputs", "parse_dynamic", "parse_input", "write_atomically"]

@@ -1,0 +1,81 @@
+"""The command line of tools/export_model.py (its help is the package's __doc__)."""
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+
+import torch
+
+from . import __doc__ as DOC
+from .export import VARIANT_NAMES, default_variants, export
+from .inputs import make_inputs, parse_dynamic, parse_input
+
+
+def load_factory(text, paths):
+    """'pkg.mod:fn' or 'file.py:fn' -> the callable."""
+    module_name, _, function = text.rpartition(":")
+    if not module_name or not function:
+        raise SystemExit(f"export_model: --factory must be MODULE:FUNCTION or FILE.py:FUNCTION, "
+                         f"got '{text}'")
+    sys.path[:0] = [os.path.abspath(p) for p in paths]
+    if module_name.endswith(".py"):
+        spec = importlib.util.spec_from_file_location("aitune_user_model", module_name)
+        if spec is None or not os.path.isfile(module_name):
+            raise SystemExit(f"export_model: no such file '{module_name}'")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    if not hasattr(module, function):
+        raise SystemExit(f"export_model: '{module_name}' has no '{function}'")
+    return getattr(module, function)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=DOC.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(DOC.splitlines()[1:]))
+    parser.add_argument("--factory", required=True, help="MODULE:FUNCTION or FILE.py:FUNCTION")
+    parser.add_argument("--path", action="append", default=[],
+                        help="a folder to import the factory's module from (repeatable)")
+    parser.add_argument("--input", action="append", type=parse_input, required=True,
+                        help="one forward() argument: [NAME=]SHAPE[:dtype[LOW,HIGH)] "
+                             "(repeatable; NAME= passes it by keyword)")
+    parser.add_argument("--dynamic", action="append", type=parse_dynamic, default=[],
+                        metavar="NAME:AXIS:MIN..MAX",
+                        help="an axis of an input (by name, or by position for an unnamed one) "
+                             "that varies from MIN to MAX at serving time: every variant takes "
+                             "the range (repeatable; give each related input's axis)")
+    parser.add_argument("--out", required=True, help="the archive to write (.pt2)")
+    parser.add_argument("--variants",
+                        help=f"comma-separated, from {', '.join(VARIANT_NAMES)} "
+                             "(default: default,freezing, and onnx and openvino where their "
+                             "packages import; 'none' for the ExportedProgram only)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the example inputs")
+    parser.add_argument("--save-io", metavar="DIR",
+                        help="write the example inputs and eager PyTorch's outputs to "
+                             "DIR/inputs.pt and DIR/outputs.pt")
+    args = parser.parse_args()
+    variants = (default_variants() if args.variants is None else
+                [] if args.variants == "none" else args.variants.split(","))
+    known = list(VARIANT_NAMES)
+    unknown = [v for v in variants if v not in known]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    if not args.out.endswith(".pt2"):
+        parser.error("--out must end in .pt2")
+    module = load_factory(args.factory, args.path)()
+    if not isinstance(module, torch.nn.Module):
+        parser.error(f"the factory returned a {type(module).__name__}, not an nn.Module")
+    inputs = make_inputs(args.input, args.device, args.seed)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    names = [s.name for s in args.input if s.name]
+    if len(set(names)) != len(names):
+        parser.error("an input name is given twice")
+    names, failed = export(module, inputs, args.out, variants, args.device, specs=args.input,
+                           save_io=args.save_io, dynamic=args.dynamic, seed=args.seed)
+    print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
+    return 1 if failed else 0
+

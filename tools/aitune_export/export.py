@@ -1,0 +1,202 @@
+"""export(): the program, its variants and the archive, from a module and example inputs."""
+import importlib
+import os
+import re
+import time
+
+import torch
+
+from . import aoti_variant, onnx_variant, openvino_variant
+from .archive import aitune_json, check_names, package, write_atomically
+from .inputs import Input, clone_inputs, input_names, make_inputs, resized, resolve_dynamics
+from .outputs import to_plain, wrap_for_export
+
+# The converted models, each recorded under its variant name, for the CPU.
+CONVERTERS = {"onnx": onnx_variant, "openvino": openvino_variant}
+VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS)
+
+
+def default_variants():
+    """default and freezing, and each converted variant whose Python packages import here."""
+    names = ["default", "freezing"]
+    for variant, converter in CONVERTERS.items():
+        try:
+            for package_name in converter.PACKAGES:
+                importlib.import_module(package_name)
+        except Exception:  # a missing package, or one whose native libraries do not load
+            continue
+        names.append(variant)
+    return names
+
+
+def cause_of(error):
+    """Why `error` happened, in one line of at most 300 characters: its innermost chained cause
+    (the ONNX exporter wraps the real one in advice), without colour codes or the C++ source
+    locations OpenVINO starts its messages with."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()]
+    lines = [line for line in lines
+             if line and not re.match(r"Check '.*' failed at |FrontEnd API failed with", line)]
+    return f"{type(error).__name__}: {' '.join(lines)}"[:300].rstrip()
+
+
+def proved_ranges(program, names, resolved):
+    """aitune.json's "dynamic": for each axis exported as a range, the range torch.export proved
+    (range_constraints) and its symbol, which related axes share."""
+    placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
+    user_inputs = program.graph_signature.user_inputs
+    ranges = []
+    for index, dynamic in resolved:
+        size = placeholders[user_inputs[index]].meta["val"].shape[dynamic.axis]
+        if not isinstance(size, torch.SymInt):
+            raise ValueError(f"--dynamic {dynamic}: torch.export made the axis static ({size})")
+        symbol = size.node.expr
+        bounds = program.range_constraints.get(symbol)
+        low, high = (int(bounds.lower), int(bounds.upper)) if bounds is not None else (
+            dynamic.low, dynamic.high)
+        ranges.append({"input": names[index], "axis": dynamic.axis, "min": low, "max": high,
+                       "symbol": str(symbol)})
+    return ranges
+
+
+def run_eager(module, inputs, positional, keywords):
+    """The module's outputs on copies of `inputs` (a model may write to its inputs), and the
+    copies."""
+    with torch.no_grad():
+        args = clone_inputs(inputs)
+        return module(*args[:positional], **dict(zip(keywords, args[positional:]))), args
+
+
+def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
+           dynamic=(), seed=0):
+    """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
+    (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
+    (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
+    `dynamic` (Dynamic, from parse_dynamic) are the axes exported as a range: every variant is
+    made for it and the converted ones checked at its bounds too (inputs made with `seed` + 1
+    and + 2). Outputs are made plain (to_plain). With `save_io`, a folder, writes the inputs
+    and eager PyTorch's outputs there (inputs.pt, outputs.pt). Returns the names of the variants
+    written (aoti_*, onnx, openvino) and of those that failed (a variant the device cannot run
+    is skipped, neither)."""
+    module = module.eval().to(device)
+    specs = specs or [Input(t.shape, t.dtype, (0, 100), None, None) for t in inputs]
+    keywords = [s.name for s in specs if s.name]
+    positional = len(specs) - len(keywords)
+    if any(s.name for s in specs[:positional]):
+        raise SystemExit("export_model: give the positional inputs (SHAPE) before the named ones "
+                         "(NAME=SHAPE)")
+    # Eager PyTorch's outputs: what every backend must match, and what tells whether the
+    # outputs need converting.
+    eager, args = run_eager(module, inputs, positional, keywords)
+    converted = {}
+    try:
+        plain = to_plain(eager, converted)
+    except TypeError as error:
+        raise SystemExit(f"export_model: cannot export {type(module).__name__}: {error}")
+    for where, what in converted.items():
+        log(f"{out}: {where} is returned as a plain container ({what})")
+    names = input_names(module, specs)
+    try:
+        resolved = resolve_dynamics(dynamic, specs, names)
+    except ValueError as error:
+        raise SystemExit(f"export_model: {error}")
+    if keywords or converted:
+        module = wrap_for_export(module, names, keywords, bool(converted))
+    dynamic_shapes = None
+    if resolved:
+        dynamic_shapes = [{} for _ in specs]
+        for index, axis in resolved:
+            dynamic_shapes[index][axis.axis] = torch.export.Dim.DYNAMIC(min=axis.low,
+                                                                        max=axis.high)
+        dynamic_shapes = tuple(shape or None for shape in dynamic_shapes)
+    with torch.no_grad():
+        try:
+            program = torch.export.export(module, clone_inputs(inputs),
+                                          dynamic_shapes=dynamic_shapes)
+            ranges = proved_ranges(program, names, resolved)
+        except Exception as error:
+            if not resolved:
+                raise
+            raise SystemExit(f"export_model: torch.export cannot take the range "
+                             f"{', '.join(map(str, dynamic))}: {cause_of(error)}")
+    if save_io:
+        os.makedirs(save_io, exist_ok=True)
+        for name, value in (("inputs.pt", tuple(t.cpu() for t in inputs)),
+                            ("outputs.pt", torch.utils._pytree.tree_map(
+                                lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, plain))):
+            write_atomically(os.path.join(save_io, name),
+                             lambda tmp, value=value: torch.save(value, tmp), suffix=".pt")
+    leaves = torch.utils._pytree.tree_leaves(plain)
+
+    def flat_outputs(outputs):
+        # What a converted model must return: the flat outputs, which leave out the Nones.
+        return [leaf for leaf in torch.utils._pytree.tree_leaves(to_plain(outputs))
+                if leaf is not None]
+
+    expected = flat_outputs(plain)
+    # A converted model is checked on the example and, for a range, at its bounds.
+    cases = [(inputs, expected)]
+    for offset, bound in ((1, lambda d: d.low), (2, lambda d: d.high)):
+        if resolved:
+            bound_inputs = make_inputs(resized(specs, resolved, bound), device, seed + offset)
+            cases.append((bound_inputs,
+                          flat_outputs(run_eager(module, bound_inputs, len(specs), ())[0])))
+    constants = sorted({type(leaf).__name__ for leaf in expected
+                        if not isinstance(leaf, torch.Tensor)})
+    # A converted model computes on copies of its inputs: what the model writes to them (a
+    # cache it updates in place) would be lost, and its outputs alone would not show it.
+    written = [name for name, arg in zip(names, args) if arg._version > 0]
+    shapes = "range" if resolved else "static"
+    compiled, recorded, records, failed = {}, {}, {}, {}
+    for variant in variants:
+        if variant in CONVERTERS:
+            if not device.startswith("cpu"):
+                log(f"{out}: {variant} skipped: the archive is for {device}, and {variant} runs "
+                    f"on the CPU here")
+                continue
+            start = time.monotonic()
+            try:
+                if constants:
+                    raise ValueError(f"the outputs hold {', '.join(constants)} values, which "
+                                     f"{variant} cannot return")
+                if written:
+                    raise ValueError(f"the model writes to its input(s) {', '.join(written)}, "
+                                     f"which {variant} would not")
+                with torch.no_grad():
+                    files, record = CONVERTERS[variant].convert(program, names, cases, resolved)
+                records.update(files)
+                recorded[variant] = dict(record, shapes=shapes)
+                log(f"{out}: {variant} converted in {time.monotonic() - start:.0f} s")
+            except Exception as error:  # one variant failing must not lose the others
+                failed[variant] = cause_of(error)
+                log(f"{out}: {variant} failed to convert: {failed[variant]}")
+            continue
+        name = aoti_variant.AOTI_VARIANTS[variant][0]
+        why_not = aoti_variant.skipped(variant, device)
+        if why_not:
+            log(f"{out}: {name} skipped: {why_not}")
+            continue
+        start = time.monotonic()
+        try:
+            with torch.no_grad():
+                compiled[name], record = aoti_variant.compile_variant(
+                    variant, program, module, inputs, device, dynamic_shapes)
+            recorded[name] = dict(record, shapes=shapes)
+            log(f"{out}: {name} compiled in {time.monotonic() - start:.0f} s")
+        except Exception as error:  # one variant failing must not lose the others
+            failed[name] = cause_of(error)
+            log(f"{out}: {name} failed to compile: {failed[name]}")
+    check_names([*recorded, *failed])
+    extra = {"aitune.json": aitune_json(
+        torch=torch.__version__,
+        inputs=[{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {})}
+                for n, s in zip(names, specs)],
+        dynamic=ranges, variants=recorded, failed=failed,
+        outputs_converted=converted,
+        # The structure the flat outputs of a compiled or converted model are rebuilt into, as
+        # AOTInductor's call spec has it; the converted models leave out its None leaves.
+        out_spec=torch.utils._pytree.treespec_dumps(program.call_spec.out_spec),
+        none_leaves=[i for i, leaf in enumerate(leaves) if leaf is None])}
+    write_atomically(out, lambda tmp: package(tmp, program, compiled, extra, records))
+    return list(recorded), list(failed)
