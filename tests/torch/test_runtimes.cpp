@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -399,12 +401,13 @@ TEST_CASE("ONNX Runtime and OpenVINO sessions serve calls from several threads a
 
 namespace {
 
-/// How long two calls made at once take, over one call alone: in each of fifteen rounds a call
-/// alone is timed, then two threads wait for each other and make one call each; the shortest
-/// round (from the release to the later end) over the fastest call alone. Calls that run at once
-/// take about one call's time (near 1); calls one after the other, queued or interleaved on one
-/// executor, take two (near 2 or more), whatever a busy machine does to the other rounds. A
-/// first round, untimed, lets a runtime make what a second caller needs.
+/// How long two calls made at once take, over one call alone: in each of 24 rounds a call
+/// alone is timed, then two threads (the same two in every round, as a server's) wait for each
+/// other and make one call each; the shortest round (from the release to the later end) over
+/// the fastest call alone. Calls that run at once take about one call's time (near 1); calls
+/// one after the other, queued or interleaved on one executor, take two (near 2 or more),
+/// whatever a busy machine does to the other rounds. A first round, untimed, lets a runtime
+/// (and each thread) make what a second caller needs.
 double two_calls_over_one(AnyBackend& backend, const Sample& sample) {
   using Clock = std::chrono::steady_clock;
   const auto ms_between = [](Clock::time_point from, Clock::time_point to) {
@@ -412,28 +415,40 @@ double two_calls_over_one(AnyBackend& backend, const Sample& sample) {
   };
   double alone_ms = std::numeric_limits<double>::infinity();
   double two_ms = std::numeric_limits<double>::infinity();
-  for (int round = 0; round < 16; ++round) {
-    for (int call = 0; call < 2; ++call) {
-      const auto began = Clock::now();
-      (void)backend.infer(sample);
-      alone_ms = std::min(alone_ms, ms_between(began, Clock::now()));
-    }
-    std::atomic<int> arrived{0};
-    Clock::time_point released;
-    Clock::time_point ends[2];
-    const auto caller = [&](int who) {
+  std::barrier round_edge(3);  // the two callers and this thread, at each round's start and end
+  bool stop = false;
+  std::atomic<int> arrived{0};
+  Clock::time_point released;
+  Clock::time_point ends[2];
+  const auto caller = [&](int who) {
+    for (;;) {
+      round_edge.arrive_and_wait();
+      if (stop) return;
       if (arrived.fetch_add(1) == 1) released = Clock::now();  // the second to arrive
       while (arrived.load() < 2)
         std::this_thread::yield();
       (void)backend.infer(sample);
       ends[who] = Clock::now();
-    };
-    std::thread first(caller, 0);
-    std::thread second(caller, 1);
-    first.join();
-    second.join();
+      round_edge.arrive_and_wait();
+    }
+  };
+  std::thread first(caller, 0);
+  std::thread second(caller, 1);
+  for (int round = 0; round < 24; ++round) {
+    for (int call = 0; call < 2; ++call) {
+      const auto began = Clock::now();
+      (void)backend.infer(sample);
+      alone_ms = std::min(alone_ms, ms_between(began, Clock::now()));
+    }
+    arrived = 0;
+    round_edge.arrive_and_wait();  // the callers start
+    round_edge.arrive_and_wait();  // and have ended
     if (round > 0) two_ms = std::min(two_ms, ms_between(released, std::max(ends[0], ends[1])));
   }
+  stop = true;
+  round_edge.arrive_and_wait();
+  first.join();
+  second.join();
   return two_ms / alone_ms;
 }
 
@@ -450,17 +465,24 @@ TEST_CASE("TorchScript, ONNX Runtime and OpenVINO run calls from two threads at 
   }
   const auto model = exported("wide_mlp");
   const Pt2Archive& archive = *model.model.archive;
+  // Up to `tries` measurements, 0.3 s apart, until one shows the calls overlap: a neighbour that
+  // holds a core through a whole measurement makes calls at once look queued, while queued calls
+  // never look at once, so the lowest is what the backend does (the queued check measures once).
   const auto two_over_one_on = [](AnyBackend backend, const Model& on,
-                                  const std::vector<Sample>& samples) {
+                                  const std::vector<Sample>& samples, int tries = 3) {
     INFO(backend.describe());
     backend.build(on, samples);
     REQUIRE(backend.thread_safe());
-    const double ratio = two_calls_over_one(backend, samples[0]);
+    double ratio = std::numeric_limits<double>::infinity();
+    for (int attempt = 0; attempt < tries && ratio >= 1.6; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past a burst
+      ratio = std::min(ratio, two_calls_over_one(backend, samples[0]));
+    }
     UNSCOPED_INFO(backend.describe() << ": two calls at once take " << ratio << " calls' time");
     return ratio;
   };
-  const auto two_over_one = [&](AnyBackend backend) {
-    return two_over_one_on(std::move(backend), model.model, model.samples);
+  const auto two_over_one = [&](AnyBackend backend, int tries = 3) {
+    return two_over_one_on(std::move(backend), model.model, model.samples, tries);
   };
   {
     // The same layers as TorchScript, at one LibTorch thread per caller (a call alone then
@@ -494,7 +516,7 @@ TEST_CASE("TorchScript, ONNX Runtime and OpenVINO run calls from two threads at 
           1.6);
     CHECK(two_over_one(AnyBackend(OpenVino::from_archive(archive).set_threads(1).set_streams(2))) <
           1.6);
-    CHECK(two_over_one(AnyBackend(OpenVino::from_archive(archive).set_threads(1))) > 1.6);
+    CHECK(two_over_one(AnyBackend(OpenVino::from_archive(archive).set_threads(1)), 1) > 1.6);
   }
 }
 
