@@ -25,6 +25,7 @@
 #include "aitune/torch/model/archive_contents.hpp"
 #include "aitune/torch/model/archive_records.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"

@@ -41,6 +41,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from aitune_export import export, make_inputs, parse_dynamic, parse_input  # noqa: E402
+from aitune_export.outputs import to_plain  # noqa: E402
 
 
 class DictOutputs(torch.nn.Module):
@@ -130,11 +131,12 @@ LONG_TOKENS = ["input_ids=1x128:int64[0,1000)", "attention_mask=1x128:int64[1,2)
 RUNTIMES = ("default", "onnx", "openvino")
 
 
-class Model(collections.namedtuple("Model", "factory inputs variants fail dynamic",
-                                   defaults=(("default",), (), ()))):
+class Model(collections.namedtuple("Model", "factory inputs variants fail dynamic also_at",
+                                   defaults=(("default",), (), (), ()))):
     """The factory, its --input texts, the variants to export (tools/export_model.py's names),
-    those meant to fail (as export() names them: aoti_default, onnx, openvino) and its --dynamic
-    texts."""
+    those meant to fail (as export() names them: aoti_default, onnx, openvino), its --dynamic
+    texts, and the sizes of its dynamic axes to save eager inputs and outputs at besides the
+    example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt)."""
 
 
 MODELS = {
@@ -143,7 +145,8 @@ MODELS = {
     "kv_cache": Model(KvCache, ["1x8", "1x4x8", "1:int64[0,4)"]),
     "bert": Model(bert, TOKENS, RUNTIMES),
     "bert_dynamic": Model(lambda: bert(positions=512), LONG_TOKENS, RUNTIMES,
-                          dynamic=("input_ids:1:8..256", "attention_mask:1:8..256")),
+                          dynamic=("input_ids:1:8..256", "attention_mask:1:8..256"),
+                          also_at=(200,)),
     "gpt2": Model(gpt2, TOKENS),
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
@@ -165,6 +168,25 @@ def save_plain_bert(path):
     print(f"{path}: ExportedProgram 'model' as torch.export.save writes it")
 
 
+def save_io_at(module, specs, dynamic, size, io):
+    """Eager PyTorch's inputs and outputs with every dynamic axis at `size`, as
+    io/inputs_SIZE.pt and io/outputs_SIZE.pt (inputs by keyword where named, as export does)."""
+    resized = []
+    for i, spec in enumerate(specs):
+        shape = list(spec.shape)
+        for d in dynamic:
+            if d.input in (spec.name, str(i)):
+                shape[d.axis] = size
+        resized.append(spec._replace(shape=tuple(shape)))
+    inputs = make_inputs(resized, "cpu", seed=size)
+    positional = [t for t, s in zip(inputs, specs) if not s.name]
+    keywords = {s.name: t for t, s in zip(inputs, specs) if s.name}
+    with torch.no_grad():
+        outputs = to_plain(module(*positional, **keywords))
+    torch.save(tuple(inputs), os.path.join(io, f"inputs_{size}.pt"))
+    torch.save(outputs, os.path.join(io, f"outputs_{size}.pt"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -178,16 +200,21 @@ def main():
             continue
         path = os.path.join(args.out, f"{name}.pt2")
         io = os.path.join(args.out, f"{name}.io")
-        if all(os.path.exists(p) for p in (path, f"{io}/inputs.pt", f"{io}/outputs.pt")):
+        model = MODELS[name]
+        wanted = [path, f"{io}/inputs.pt", f"{io}/outputs.pt"] + [
+            f"{io}/{kind}_{size}.pt" for size in model.also_at for kind in ("inputs", "outputs")]
+        if all(os.path.exists(p) for p in wanted):
             print(f"{path}: exists")
             continue
-        model = MODELS[name]
         torch.manual_seed(0)
         specs = [parse_input(text) for text in model.inputs]
         inputs = make_inputs(specs, "cpu", seed=0)
-        failures = export(model.factory(), inputs, path, list(model.variants), "cpu",
-                          specs=specs, save_io=io,
-                          dynamic=[parse_dynamic(text) for text in model.dynamic])[1]
+        module = model.factory()
+        dynamic = [parse_dynamic(text) for text in model.dynamic]
+        failures = export(module, inputs, path, list(model.variants), "cpu", specs=specs,
+                          save_io=io, dynamic=dynamic)[1]
+        for size in model.also_at:
+            save_io_at(module, specs, dynamic, size, io)
         # A model meant to show a failure is no test of it once that variant works.
         surprises = ([f"{v} failed" for v in failures if v not in model.fail]
                      + [f"{v} did not fail" for v in model.fail if v not in failures])

@@ -121,3 +121,43 @@ TEST_CASE("The axes exported as a range are read per input, and a range read wro
     CHECK(wrong.aoti_models.at(0).unusable == wrong.records_problem);
   }
 }
+
+TEST_CASE("A tuned module's ranged axes take any size in their range, and nothing else",
+          "[archive][tuned_module]") {
+  using aitune::lt::InputRanges;
+  using aitune::lt::InputSignature;
+  using aitune::lt::Sample;
+  using aitune::lt::ShapeCheck;
+  aitune::lt::Model model;
+  model.archive = read(R"({"schema": 2, )" + inputs + R"(, "dynamic": [
+      {"input": "input_ids", "axis": 1, "min": 8, "max": 256, "symbol": "s0"},
+      {"input": "attention_mask", "axis": 1, "min": 8, "max": 256, "symbol": "s0"}]})");
+  const InputRanges ranges = InputRanges::of(model);
+  REQUIRE(ranges.axes.size() == 2);
+  CHECK(ranges.axes[1].position == 1);
+  const auto pair = [](std::int64_t ids, std::int64_t mask, std::int64_t batch = 1) {
+    return Sample{torch::zeros({batch, ids}, torch::kInt64),
+                  torch::ones({batch, mask}, torch::kInt64)};
+  };
+  const std::vector<Sample> samples{pair(64, 64), pair(128, 128)};
+  const InputSignature signature = InputSignature::of(samples, {ShapeCheck::range, ranges});
+  for (const std::int64_t length : {8, 64, 200, 256}) {
+    INFO(length);
+    CHECK_NOTHROW(signature.check(pair(length, length), "m"));
+  }
+  CHECK_THROWS_WITH(signature.check(pair(257, 257), "m"),
+                    "m: input 0 ('input_ids') has shape [1, 257]: its axis 1 takes 8 to 256 (the "
+                    "range it was exported for), not 257");
+  CHECK_THROWS_WITH(signature.check(pair(7, 7), "m"), Catch::Contains("not 7"));
+  CHECK_THROWS_WITH(signature.check(pair(100, 99), "m"),
+                    "m: inputs 0 ('input_ids') and 1 ('attention_mask') must have the same size on "
+                    "axes 1 and 1 (one exported dimension, 8 to 256), got 100 and 99");
+  // An axis outside the ranges is held to the samples' size; the shapes tuned read as one.
+  CHECK_THROWS_WITH(signature.check(pair(100, 100, 2), "m"),
+                    "m: input 0 is a Long tensor of shape [2, 100]; it was tuned with a Long "
+                    "tensor of shape [1, 8..256] (an axis shown as MIN..MAX takes any size in it)");
+  // Without the ranges (ShapeCheck::exact) only the samples' own shapes pass.
+  const InputSignature exact = InputSignature::of(samples, ShapeCheck::exact);
+  CHECK_NOTHROW(exact.check(pair(64, 64), "m"));
+  CHECK_THROWS_WITH(exact.check(pair(200, 200), "m"), Catch::Contains("shape [1, 200]"));
+}

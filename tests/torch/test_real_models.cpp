@@ -424,7 +424,7 @@ TEST_CASE("A request of another shape is refused the same way whichever backend 
 
   // A TorchScript tuning over shape-generic candidates keeps to the rank.
   const Model script{testing::make_conv_net(), torch::kCPU};
-  CHECK(shape_check_for(script, default_candidates(torch::kCPU)) == ShapeCheck::rank);
-  CHECK(shape_check_for(model.model, std::vector<AnyBackend>{}) == ShapeCheck::exact);
+  CHECK(shape_check_for(script, default_candidates(torch::kCPU)).check == ShapeCheck::rank);
+  CHECK(shape_check_for(model.model, std::vector<AnyBackend>{}).check == ShapeCheck::exact);
 }
 #endif

@@ -275,10 +275,21 @@ TEST_CASE("A BERT with int64 inputs and a dict-output model tune with ONNX Runti
   }
 }
 
-TEST_CASE("A BERT exported for sequences of 8 to 256 tokens tunes at 200, every family's "
-          "candidate taking the range and correct",
+namespace {
+
+/// A BERT input pair at `length` tokens (ids and a mask of ones), the mask `mask_length` long.
+Sample tokens(std::int64_t length, std::int64_t mask_length = -1) {
+  return Sample{torch::randint(0, 1000, {1, length}, torch::kInt64),
+                torch::ones({1, mask_length < 0 ? length : mask_length}, torch::kInt64)};
+}
+
+}  // namespace
+
+TEST_CASE("A BERT exported for sequences of 8 to 256 tokens, tuned at 64 and 128, serves 200 as "
+          "eager PyTorch does and refuses 300, whichever family serves",
           "[runtimes][exported][real_model][hf][shapes]") {
-  // Before --dynamic every variant was made for the example's 128 tokens alone.
+  // Before --dynamic every variant was made for the example's 128 tokens, and a tuned module
+  // refused every other length.
   if (!runtime_ready(onnx_runtime_missing() + openvino_missing())) return;
   const auto model = exported("bert_dynamic");
   const Pt2Archive& archive = *model.model.archive;
@@ -290,25 +301,62 @@ TEST_CASE("A BERT exported for sequences of 8 to 256 tokens tunes at 200, every 
     CHECK(axis.max == 256);
     CHECK(axis.symbol == archive.dynamic_axes[0].symbol);  // the two lengths must agree
   }
-  for (const AotiModelInfo& info : archive.aoti_models)
-    CHECK(info.takes_range);
-  CHECK(archive.runtime_variants.at("onnx").takes_range);
-  CHECK(archive.runtime_variants.at("openvino").takes_range);
+  const auto io = aitune::testing::exported_dir() / "bert_dynamic.io";
+  const Sample at_200 = load_sample_file(io / "inputs_200.pt", torch::kCPU);
+  const c10::IValue eager_200 = load_outputs_file(io / "outputs_200.pt");
 
   torch::manual_seed(5);
-  const std::vector<Sample> at_200{Sample{torch::randint(0, 1000, {1, 200}, torch::kInt64),
-                                          torch::ones({1, 200}, torch::kInt64)}};
+  const std::vector<Sample> samples{tokens(64), tokens(128)};
+  const std::vector<std::function<AnyBackend()>> families{
+      [&] { return AnyBackend(AOTInductor::from_archive(archive, archive.aoti_models.at(0))); },
+      [&] { return AnyBackend(OnnxRuntime::from_archive(archive)); },
+      [&] { return AnyBackend(OpenVino::from_archive(archive)); },
+      [&] { return make_baseline(model.model); }};
+  for (const auto& make : families) {
+    AnyBackend backend = make();
+    INFO(backend.describe());
+    CHECK(backend.takes_range());
+    const ShapeContract contract = shape_check_for(model.model, {make()});
+    CHECK(contract.check == ShapeCheck::range);
+    backend.build(model.model, samples);
+    const OutputPolicy policy = backend.output_policy();
+    const TunedModule served(TuneResult<AnyBackend>{std::move(backend), TuneReport{}}, samples,
+                             contract);
+    const OutputCheck check = compare_outputs(&eager_200, served.forward(at_200), policy);
+    INFO(check.reason);
+    CHECK(check.passed);
+    CHECK_THROWS_WITH(served.forward(tokens(300)),
+                      Catch::Contains("input 0 ('input_ids') has shape [1, 300]: its axis 1 takes "
+                                      "8 to 256 (the range it was exported for), not 300"));
+    CHECK_THROWS_WITH(served.forward(tokens(200, 199)),
+                      Catch::Contains("inputs 0 ('input_ids') and 1 ('attention_mask') must have "
+                                      "the same size on axes 1 and 1 (one exported dimension, 8 "
+                                      "to 256), got 200 and 199"));
+    CHECK_THROWS_WITH(served.forward(Sample{torch::randint(0, 1000, {2, 100}, torch::kInt64),
+                                            torch::ones({2, 100}, torch::kInt64)}),
+                      Catch::Contains("of shape [1, 8..256]"));
+  }
+  // Called directly, a compilation refuses what it was not compiled for too: no read out of
+  // bounds.
+  AOTInductor compiled = AOTInductor::from_archive(archive, archive.aoti_models.at(0));
+  compiled.build(model.model, samples);
+  CHECK_THROWS_WITH(compiled.infer(tokens(300)), Catch::Contains("not 300"));
+
+  // Tuned over every family's candidates: every one correct, and the module serves 200.
   const TunedModule tuned =
-      tune(model.model, at_200, {.config = quick_config().enable_performance_validation(false)});
-  std::set<std::string> families;
+      tune(model.model, samples, {.config = quick_config().enable_performance_validation(false)});
+  std::set<std::string> families_seen;
   for (const auto& candidate : tuned.report().candidates) {
     INFO(candidate.backend << ": " << candidate.reason);
     CHECK(candidate.status == CandidateStatus::ok);
-    families.insert(candidate.backend.substr(0, candidate.backend.find('(')));
+    families_seen.insert(candidate.backend.substr(0, candidate.backend.find('(')));
   }
-  CHECK(families.contains("OnnxRuntime"));
-  CHECK(families.contains("OpenVino"));
-  CHECK((families.contains("AOTInductor") || !NativeRuntime::available()));
+  CHECK(families_seen.contains("OnnxRuntime"));
+  CHECK(families_seen.contains("OpenVino"));
+  const OutputCheck check =
+      compare_outputs(&eager_200, tuned.forward(at_200), tuned.backend().output_policy());
+  INFO(tuned.selected() << ": " << check.reason);
+  CHECK(check.passed);
 }
 
 TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with its other "

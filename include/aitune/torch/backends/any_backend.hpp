@@ -36,9 +36,10 @@ class AnyBackend {
   /// float32 tolerances), `thread_safe()` (default: false, so TunedModule serialises calls),
   /// `after_calls()` (aitune::after_calls; default: nothing), `shape_specialised()` (default:
   /// false; true for a backend made for the samples' shapes only, which makes a tuning's
-  /// TunedModule hold every input to those shapes), `torch_thread_use()` (default: LibTorch's
-  /// threads at the process's count), `graph()` (aitune::graph_of; default: a graph of its own)
-  /// and `loaded_files()` (default: none).
+  /// TunedModule hold every input to those shapes), `takes_range()` (default: false; true for one
+  /// made for the model's whole input ranges, InputRanges), `torch_thread_use()` (default:
+  /// LibTorch's threads at the process's count), `graph()` (aitune::graph_of; default: a graph of
+  /// its own) and `loaded_files()` (default: none).
   ///
   /// The constraint asks only for the three LibTorch types; the rest of TorchBackend is checked
   /// in the body. So a wrapper whose constructor takes an AnyBackend compiles (checking whether
@@ -92,6 +93,9 @@ class AnyBackend {
   }
   [[nodiscard]] bool thread_safe() const { return impl_->thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return impl_->shape_specialised(); }
+  /// Whether a shape-specialised backend was made for its model's whole input ranges
+  /// (InputRanges: a `.pt2` exported with --dynamic), not for the samples' shapes alone.
+  [[nodiscard]] bool takes_range() const { return impl_->takes_range(); }
   /// The graph the wrapped backend runs, shared with its other-precision variants
   /// (aitune::graph_of).
   [[nodiscard]] std::string graph() const { return impl_->graph(); }
@@ -129,6 +133,7 @@ class AnyBackend {
     virtual OutputPolicy output_policy() const = 0;
     virtual bool thread_safe() const = 0;
     virtual bool shape_specialised() const = 0;
+    virtual bool takes_range() const = 0;
     virtual TorchThreadUse torch_thread_use() const = 0;
     virtual std::string graph() const = 0;
     virtual std::vector<std::filesystem::path> loaded_files() const = 0;
@@ -166,6 +171,13 @@ class AnyBackend {
     bool shape_specialised() const override {
       if constexpr (requires { backend.shape_specialised(); }) {
         return backend.shape_specialised();
+      } else {
+        return false;
+      }
+    }
+    bool takes_range() const override {
+      if constexpr (requires { backend.takes_range(); }) {
+        return backend.takes_range();
       } else {
         return false;
       }

@@ -29,6 +29,7 @@
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
 
@@ -186,6 +187,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
                                                 const AotiModelInfo& info) {
     AOTInductor compiled(archive.path, info.name, info.precision);
     compiled.unusable_ = info.unusable;
+    compiled.takes_range_ = info.takes_range;
     return compiled;
   }
 
@@ -214,8 +216,10 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// model container holds that many instances, sharing the weights); more wait for a free one.
   /// Before LibTorch 2.9 the loader makes one runner, so calls are serialised.
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return AITUNE_TORCH_AT_LEAST(2, 9); }
-  /// Compiled for the example inputs' shapes (tools/export_model.py exports none dynamic).
+  /// Compiled for the example inputs' shapes, or, where its archive's record says so, for the
+  /// archive's input ranges (tools/export_model.py --dynamic; takes_range).
   [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+  [[nodiscard]] bool takes_range() const noexcept { return takes_range_; }
 
   /// How many calls may run at once: the instances of the compiled model the loader makes
   /// (AOTIModelPackageLoader's num_runners, LibTorch 2.9+). They share the weights; each has its
@@ -289,6 +293,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     }
     if (!loader_) load();
     shapes_.clear();
+    ranges_ = takes_range_ ? InputRanges::of(model) : InputRanges{};
     for (const auto& sample : samples) {
       shapes_.push_back(signature_of(sample));
     }
@@ -344,22 +349,39 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     return fmt::format("{}", fmt::join(inputs, " "));
   }
 
-  /// A compiled model has fixed shapes: refuse others before they reach it. Compares without
-  /// formatting or allocating: this runs on every (timed) call.
+  /// A compiled model has fixed shapes, but on the axes of its input ranges: refuse others
+  /// before they reach it. Compares without formatting or allocating: this runs on every (timed)
+  /// call.
   void check_shapes(const Sample& sample) const {
     if (shapes_.empty()) return;
     for (const auto& accepted : shapes_) {
-      const bool same = accepted.size() == sample.size() &&
-                        std::equal(accepted.begin(), accepted.end(), sample.begin(),
-                                   [](const auto& input, const c10::IValue& value) {
-                                     return value.isTensor() &&
-                                            value.toTensor().scalar_type() == input.first &&
-                                            value.toTensor().sizes() == input.second;
-                                   });
-      if (same) return;
+      std::size_t position = 0;
+      const bool same =
+          accepted.size() == sample.size() &&
+          std::equal(accepted.begin(), accepted.end(), sample.begin(),
+                     [&](const auto& input, const c10::IValue& value) {
+                       const std::size_t i = position++;
+                       return value.isTensor() && value.toTensor().scalar_type() == input.first &&
+                              (ranges_.empty()
+                                   ? value.toTensor().sizes() == input.second
+                                   : ranges_.fits(i, value.toTensor().sizes(), input.second));
+                     });
+      if (same && ranges_.disagreement(sample).empty()) return;
     }
-    throw Error(fmt::format("{} was compiled for fixed input shapes {} and cannot take {}",
-                            describe(), describe_signature(shapes_.front()),
+    if (!ranges_.empty()) {
+      for (std::size_t i = 0; i < sample.size(); ++i) {
+        if (!sample[i].isTensor()) continue;
+        if (std::string why = ranges_.out_of_range(i, sample[i].toTensor().sizes()); !why.empty()) {
+          throw Error(fmt::format("{}: {}", describe(), why));
+        }
+      }
+      if (std::string why = ranges_.disagreement(sample); !why.empty()) {
+        throw Error(fmt::format("{}: {}", describe(), why));
+      }
+    }
+    throw Error(fmt::format("{} was compiled for {} input shapes {} and cannot take {}", describe(),
+                            ranges_.empty() ? "fixed" : "these",
+                            describe_signature(shapes_.front()),
                             describe_signature(signature_of(sample))));
   }
 
@@ -460,6 +482,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   std::string unusable_{};  ///< why the archive's record of it cannot be used
   c10::Device device_ = c10::Device(c10::kCPU);
   std::vector<Signature> shapes_{};  ///< of the samples it was built with
+  bool takes_range_ = false;         ///< compiled for the archive's input ranges
+  InputRanges ranges_{};             ///< those ranges, from build (none: fixed shapes)
   std::size_t runners_ = default_runners();
   std::optional<OutputStructure> structure_{};  ///< what the flat outputs are rebuilt into
   std::string unknown_structure_{};             ///< why there is no structure_, once loaded

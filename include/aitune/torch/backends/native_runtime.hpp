@@ -48,6 +48,14 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   explicit NativeRuntime(std::optional<std::string> program = std::nullopt)
       : program_(std::move(program)) {}
 
+  /// The main program of a model's own archive, which takes the archive's input ranges where it
+  /// was exported with them.
+  [[nodiscard]] static NativeRuntime from_archive(const Pt2Archive& archive) {
+    NativeRuntime runtime;
+    runtime.takes_range_ = !archive.dynamic_axes.empty();
+    return runtime;
+  }
+
   /// Whether this build can run ExportedPrograms at all.
   [[nodiscard]] static constexpr bool available() noexcept {
     return AITUNE_TORCH_HAS_NATIVE_RUNTIME != 0;
@@ -62,9 +70,10 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   /// calls from several threads run at the same time (a test checks that they overlap).
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
   /// torch.export traces the program at the example inputs' shapes and specialises it to them
-  /// unless dimensions were declared dynamic (tools/export_model.py declares none); another shape
-  /// may fail or compute wrong values.
+  /// but on the dimensions exported as a range (takes_range); another shape may fail or compute
+  /// wrong values.
   [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+  [[nodiscard]] bool takes_range() const noexcept { return takes_range_; }
 
  private:
   friend class BackendLifecycle<NativeRuntime>;
@@ -187,6 +196,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   }
 
   std::optional<std::string> program_;
+  bool takes_range_ = false;  ///< the archive was exported with input ranges
   std::filesystem::path archive_{};
   c10::Device device_ = c10::Device(c10::kCPU);
   InputWrites input_writes_{};  ///< the program writes to its inputs: each call gets copies

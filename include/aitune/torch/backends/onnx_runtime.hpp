@@ -197,7 +197,10 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
 
   /// The ONNX model a model's own `.pt2` archive holds.
   [[nodiscard]] static OnnxRuntime from_archive(const Pt2Archive& archive) {
-    return OnnxRuntime(archive.path);
+    OnnxRuntime session(archive.path);
+    const auto found = archive.runtime_variants.find("onnx");
+    session.takes_range_ = found != archive.runtime_variants.end() && found->second.takes_range;
+    return session;
   }
 
   /// The graph optimisation level (default: all).
@@ -276,9 +279,13 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
     return TorchThreadUse::none;
   }
-  /// Exported for the example inputs' shapes (tools/export_model.py exports none dynamic).
+  /// Exported for the example inputs' shapes, but on the axes exported as a range where the
+  /// archive's record says it takes the range.
   [[nodiscard]] static constexpr bool shape_specialised() noexcept {
     return true;
+  }
+  [[nodiscard]] bool takes_range() const noexcept {
+    return takes_range_;
   }
 
   /// The level's name in reports and keys.
@@ -465,6 +472,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   std::filesystem::path package_{};
   OnnxOptimization optimization_ = OnnxOptimization::all;
   int threads_ = 0;
+  bool takes_range_ = false;  ///< the archive records the ONNX graph as taking its input ranges
   bool spinning_stop_ = true;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)

@@ -172,7 +172,10 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   /// The IR a model's own `.pt2` archive holds.
   [[nodiscard]] static OpenVino from_archive(const Pt2Archive& archive,
                                              Precision precision = Precision::fp32) {
-    return OpenVino(archive.path, precision);
+    OpenVino session(archive.path, precision);
+    const auto found = archive.runtime_variants.find("openvino");
+    session.takes_range_ = found != archive.runtime_variants.end() && found->second.takes_range;
+    return session;
   }
 
   /// The threads OpenVINO runs one call on; 0 (the default) lets it pick.
@@ -276,9 +279,13 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
     return TorchThreadUse::none;
   }
-  /// Converted for the example inputs' shapes.
+  /// Converted for the example inputs' shapes, but on the axes exported as a range where the
+  /// archive's record says it takes the range.
   [[nodiscard]] static constexpr bool shape_specialised() noexcept {
     return true;
+  }
+  [[nodiscard]] bool takes_range() const noexcept {
+    return takes_range_;
   }
 
  private:
@@ -412,6 +419,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   std::filesystem::path package_{};
   Precision precision_ = Precision::fp32;
   int threads_ = 0;
+  bool takes_range_ = false;  ///< the archive records the IR as taking its input ranges
   int streams_ = 0;
   int copies_ = 1;
   ConvertedModel converted_{};

@@ -9,7 +9,10 @@
 /// or rank differ from the samples it was tuned on are rejected with aitune::Error instead of
 /// crashing inside LibTorch; so are other shapes, when any backend of the tuning was made for
 /// the samples' shapes only (ShapeCheck::exact), so that what a module accepts does not depend
-/// on which backend won. The check costs a few comparisons per input. Outputs are
+/// on which backend won. A `.pt2` model exported for a range of sizes on some axes
+/// (tools/export_model.py --dynamic), whose every such backend was made for the range, takes
+/// any size in it there (ShapeCheck::range), and axes of one exported dimension must agree.
+/// The check costs a few comparisons per input. Outputs are
 /// inference tensors (the backends run under c10::InferenceMode): clone them outside
 /// InferenceMode before changing them in place or using them with autograd.
 
@@ -17,6 +20,7 @@
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
+#include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/wrappers/torch_threads.hpp"
@@ -41,6 +45,18 @@ enum class ShapeCheck {
   rank,   ///< the rank only: every backend of the tuning takes any shape the model takes
   exact,  ///< the samples' shapes: some backend of the tuning was made for them only (an
           ///< AOTInductor compilation, an ExportedProgram traced at those shapes)
+  range,  ///< the samples' shapes, but any size in its range on an axis exported as a range
+          ///< (InputRanges): every backend of the tuning made for fixed shapes takes the range
+};
+
+/// What a tuned module accepts: how strictly shapes are held (ShapeCheck) and, for
+/// ShapeCheck::range, the ranges.
+struct ShapeContract {
+  ShapeCheck check = ShapeCheck::rank;
+  InputRanges ranges{};
+
+  ShapeContract(ShapeCheck shapes = ShapeCheck::rank, InputRanges input_ranges = {})  // NOLINT
+      : check(shapes), ranges(std::move(input_ranges)) {}
 };
 
 /// What one input position accepts: the kinds of value seen there in the samples.
@@ -49,13 +65,14 @@ struct InputSignature {
     bool is_tensor = false;
     c10::ScalarType dtype = c10::ScalarType::Undefined;  ///< tensors only
     std::int64_t rank = 0;                               ///< tensors only
-    std::vector<std::int64_t> shape{};                   ///< tensors under ShapeCheck::exact only
+    std::vector<std::int64_t> shape{};                   ///< tensors, unless ShapeCheck::rank
     std::string kind{};                                  ///< other values: "int", "bool", ...
     bool operator==(const Accepted&) const = default;
   };
 
   std::vector<std::vector<Accepted>> positions;
   ShapeCheck shapes = ShapeCheck::rank;
+  InputRanges ranges{};  ///< under ShapeCheck::range
 
   [[nodiscard]] static Accepted describe_value(const c10::IValue& value,
                                                ShapeCheck shapes = ShapeCheck::rank) {
@@ -63,7 +80,7 @@ struct InputSignature {
       const at::Tensor& tensor = value.toTensor();
       if (!tensor.defined()) return {true, c10::ScalarType::Undefined, 0, {}, {}};
       std::vector<std::int64_t> shape;
-      if (shapes == ShapeCheck::exact) shape = tensor.sizes().vec();
+      if (shapes != ShapeCheck::rank) shape = tensor.sizes().vec();
       return {true, tensor.scalar_type(), tensor.dim(), std::move(shape), {}};
     }
     return {false, c10::ScalarType::Undefined, 0, {}, value.tagKind()};
@@ -71,10 +88,12 @@ struct InputSignature {
 
   /// The signature of the samples; they must all have the same number of inputs.
   [[nodiscard]] static InputSignature of(std::span<const Sample> samples,
-                                         ShapeCheck shapes = ShapeCheck::rank) {
+                                         ShapeContract contract = {}) {
     if (samples.empty()) throw ConfigError("a tuned module needs the samples it was tuned on");
     InputSignature signature;
+    const ShapeCheck shapes = contract.check;
     signature.shapes = shapes;
+    if (shapes == ShapeCheck::range) signature.ranges = std::move(contract.ranges);
     signature.positions.resize(samples.front().size());
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].size() != samples.front().size()) {
@@ -92,8 +111,13 @@ struct InputSignature {
     return signature;
   }
 
-  [[nodiscard]] std::string to_text(const Accepted& accepted) const {
+  /// What `accepted`, at input `position`, reads as in a message.
+  [[nodiscard]] std::string to_text(const Accepted& accepted, std::size_t position = 0) const {
     if (!accepted.is_tensor) return fmt::format("a {}", accepted.kind);
+    if (shapes == ShapeCheck::range && accepted.dtype != c10::ScalarType::Undefined) {
+      return fmt::format("a {} tensor of shape {}", c10::toString(accepted.dtype),
+                         ranges.describe(position, accepted.shape));
+    }
     if (shapes == ShapeCheck::exact) {
       return fmt::format("a {} tensor of shape [{}]", c10::toString(accepted.dtype),
                          fmt::join(accepted.shape, ", "));
@@ -115,21 +139,44 @@ struct InputSignature {
         if (!a.is_tensor) return a.kind == value.tagKind();
         const at::Tensor& tensor = value.toTensor();
         if (!tensor.defined()) return a.dtype == c10::ScalarType::Undefined;
-        return tensor.scalar_type() == a.dtype && tensor.dim() == a.rank &&
-               (shapes == ShapeCheck::rank || tensor.sizes() == c10::IntArrayRef(a.shape));
+        if (tensor.scalar_type() != a.dtype || tensor.dim() != a.rank) return false;
+        switch (shapes) {
+          case ShapeCheck::rank: return true;
+          case ShapeCheck::exact: return tensor.sizes() == c10::IntArrayRef(a.shape);
+          case ShapeCheck::range: return ranges.fits(i, tensor.sizes(), a.shape);
+        }
+        return false;
       });
       if (!ok) {
+        if (shapes == ShapeCheck::range && value.isTensor() && value.toTensor().defined()) {
+          if (std::string why = ranges.out_of_range(i, value.toTensor().sizes()); !why.empty()) {
+            throw Error(fmt::format("{}: {}", owner, why));
+          }
+        }
         std::vector<std::string> wanted;
-        for (const auto& a : accepted)
-          wanted.push_back(to_text(a));
+        for (const auto& a : accepted) {
+          std::string text = to_text(a, i);  // shapes in one range read alike: name them once
+          if (std::find(wanted.begin(), wanted.end(), text) == wanted.end()) {
+            wanted.push_back(std::move(text));
+          }
+        }
+        // What was received, with its own shape (not the ranges).
+        const InputSignature as_received{{},
+                                         shapes == ShapeCheck::rank ? shapes : ShapeCheck::exact};
         const std::string got = value.isTensor() && !value.toTensor().defined()
                                     ? std::string("an undefined tensor")
-                                    : to_text(describe_value(value, shapes));
-        throw Error(fmt::format("{}: input {} is {}; it was tuned with {}{}", owner, i, got,
-                                fmt::join(wanted, " or "),
-                                shapes == ShapeCheck::exact
-                                    ? " (a backend of this tuning was made for these shapes only)"
-                                    : ""));
+                                    : as_received.to_text(describe_value(value, shapes));
+        throw Error(fmt::format(
+            "{}: input {} is {}; it was tuned with {}{}", owner, i, got, fmt::join(wanted, " or "),
+            shapes == ShapeCheck::exact
+                ? " (a backend of this tuning was made for these shapes only)"
+            : shapes == ShapeCheck::range ? " (an axis shown as MIN..MAX takes any size in it)"
+                                          : ""));
+      }
+    }
+    if (shapes == ShapeCheck::range) {
+      if (std::string why = ranges.disagreement(inputs); !why.empty()) {
+        throw Error(fmt::format("{}: {}", owner, why));
       }
     }
   }
@@ -150,15 +197,15 @@ class TunedModule {
   /// A selected TorchThreads is served as `threads` says (served_backend); the report's decision
   /// says which.
   TunedModule(TuneResult<AnyBackend> result, std::span<const Sample> samples,
-              std::optional<ShapeCheck> shapes = std::nullopt,
+              std::optional<ShapeContract> shapes = std::nullopt,
               TunedThreads threads = TunedThreads::recommend)
       // backend_ comes first: served_backend adds its sentence to the decision report_ takes.
       : backend_(std::make_unique<AnyBackend>(
             served_backend(std::move(result.backend), threads, result.report.decision))),
         report_(std::move(result.report)),
         signature_(InputSignature::of(
-            samples,
-            shapes.value_or(backend_->shape_specialised() ? ShapeCheck::exact : ShapeCheck::rank))),
+            samples, shapes.value_or(ShapeContract(
+                         backend_->shape_specialised() ? ShapeCheck::exact : ShapeCheck::rank)))),
         name_(fmt::format("tuned module '{}' ({})", report_.module, backend_->describe())),
         reduced_precision_(backend_->output_policy().reduced_precision),
         model_dtype_(floating_dtype_of(samples)) {

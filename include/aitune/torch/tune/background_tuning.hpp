@@ -131,7 +131,7 @@ class BackgroundTunedModule {
   /// it serves while the tuning runs. It holds inputs to the contract the tuned module will
   /// (`shapes`), so a request refused after the switch is refused before it too.
   static TunedModule serve_baseline(const Model& model, const std::vector<Sample>& samples,
-                                    const std::string& module_name, ShapeCheck shapes) {
+                                    const std::string& module_name, ShapeContract shapes) {
     AnyBackend baseline = make_baseline(model);
     baseline.build(model, samples);
     TuneReport report;
@@ -142,7 +142,7 @@ class BackgroundTunedModule {
     report.baseline_selected = true;
     report.decision = "the baseline serves while the tuning runs";
     return TunedModule(TuneResult<AnyBackend>{std::move(baseline), std::move(report)}, samples,
-                       shapes);
+                       std::move(shapes));
   }
 
   void run(const Model& model, const std::vector<Sample>& samples, TuneOptions options) {

@@ -39,7 +39,7 @@ inline namespace AITUNE_LT_ABI {
   if (const AotiModelInfo* compiled = aoti_baseline_of(model)) {
     return AnyBackend(AOTInductor::from_archive(*model.archive, *compiled));
   }
-  if (model.is_exported()) return AnyBackend(NativeRuntime());
+  if (model.is_exported()) return AnyBackend(NativeRuntime::from_archive(*model.archive));
   return AnyBackend(TorchEager());
 }
 

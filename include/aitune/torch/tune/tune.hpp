@@ -74,7 +74,7 @@ struct TuneOptions {
       options.candidates
           ? std::move(*options.candidates)
           : default_candidates_for_callers(model, options.config.profiling().callers());
-  const ShapeCheck shapes = shape_check_for(model, candidates);
+  const ShapeContract shapes = shape_check_for(model, candidates);
   if (options.cache == nullptr) {
     MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
     return TunedModule(strategy.tune(model, samples), samples, shapes, options.torch_threads);

@@ -38,6 +38,7 @@ class WrapperBackend : public BackendLifecycle<Derived> {
   [[nodiscard]] OutputPolicy output_policy() const { return inner_.output_policy(); }
   [[nodiscard]] bool thread_safe() const { return inner_.thread_safe(); }
   [[nodiscard]] bool shape_specialised() const { return inner_.shape_specialised(); }
+  [[nodiscard]] bool takes_range() const { return inner_.takes_range(); }
   [[nodiscard]] TorchThreadUse torch_thread_use() const { return inner_.torch_thread_use(); }
   [[nodiscard]] std::string graph() const { return inner_.graph(); }
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
