@@ -10,7 +10,10 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
   bert           transformers BertModel, 2 layers, hidden size 64 (random weights), by name:
                  input_ids, attention_mask; returns a ModelOutput (exported as a dict)
   bert_dynamic   the same BertModel with 512 positions, exported for sequences of 8 to 256 tokens
-                 (--dynamic on both inputs' axis 1; example length 128), every variant for the range
+                 (--dynamic on both inputs' axis 1; example length 128), every variant for the
+                 range, and eager PyTorch's inputs and outputs at 200 tokens (inputs_200.pt,
+                 outputs_200.pt)
+  bert_dynamic_reseeded  the same with other weights, the ExportedProgram only
   gpt2           transformers GPT2Model, 2 layers, n_embd 64, use_cache=False, likewise
   rendezvous     calls the custom op aitune_test::rendezvous, which the C++ tests register: it
                  holds a call until a second one arrives, so a test can tell overlapping calls
@@ -113,6 +116,12 @@ class WideMlp(torch.nn.Module):
         return self.layers(x)
 
 
+def reseeded(seed, factory):
+    """factory()'s model with weights drawn from `seed`."""
+    torch.manual_seed(seed)
+    return factory()
+
+
 def bert(positions=64):
     from transformers import BertConfig, BertModel
     return BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
@@ -147,6 +156,8 @@ MODELS = {
     "bert_dynamic": Model(lambda: bert(positions=512), LONG_TOKENS, RUNTIMES,
                           dynamic=("input_ids:1:8..256", "attention_mask:1:8..256"),
                           also_at=(200,)),
+    "bert_dynamic_reseeded": Model(lambda: reseeded(1, lambda: bert(positions=512)), LONG_TOKENS,
+                                   (), dynamic=("input_ids:1:8..256", "attention_mask:1:8..256")),
     "gpt2": Model(gpt2, TOKENS),
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),

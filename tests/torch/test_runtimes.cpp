@@ -8,11 +8,13 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -357,6 +359,41 @@ TEST_CASE("A BERT exported for sequences of 8 to 256 tokens, tuned at 64 and 128
       compare_outputs(&eager_200, tuned.forward(at_200), tuned.backend().output_policy());
   INFO(tuned.selected() << ": " << check.reason);
   CHECK(check.passed);
+}
+
+TEST_CASE("A range model's tuning is cached by its weights and the lengths tuned, not by the "
+          "values",
+          "[runtimes][exported][real_model][hf][shapes][cache]") {
+  const auto model = exported("bert_dynamic");
+  const auto reseeded = exported("bert_dynamic_reseeded");
+  torch::manual_seed(6);
+  const std::vector<Sample> samples{tokens(64), tokens(128)};
+  const std::vector<Sample> same_lengths{tokens(64), tokens(128)};
+  const std::vector<Sample> other_lengths{tokens(64), tokens(256)};
+  const std::vector<AnyBackend> candidates = default_candidates(model.model);
+  const StrategyConfig config = quick_config().enable_performance_validation(false);
+  const nlohmann::json key = tuning_key(model.model, samples, candidates, config);
+  CHECK(key == tuning_key(model.model, same_lengths, candidates, config));
+  CHECK(key["inputs"] != tuning_key(model.model, other_lengths, candidates, config)["inputs"]);
+  CHECK(key["model_sha256"] !=
+        tuning_key(reseeded.model, samples, candidates, config)["model_sha256"]);
+
+  // Through a cache: the same lengths and weights hit, and the module serves the range.
+  const auto path = std::filesystem::temp_directory_path() /
+                    fmt::format("aitune_{}_range_cache.json", ::getpid());
+  {
+    const TuningCache cache(path);
+    const TunedModule first = tune(model.model, samples, {.config = config, .cache = &cache});
+    CHECK_FALSE(first.report().cache_hit);
+    const TunedModule second = tune(model.model, same_lengths, {.config = config, .cache = &cache});
+    CHECK(second.report().cache_hit);
+    CHECK(second.selected() == first.selected());
+    CHECK_NOTHROW(second.forward(tokens(200)));
+    const TunedModule longer =
+        tune(model.model, other_lengths, {.config = config, .cache = &cache});
+    CHECK_FALSE(longer.report().cache_hit);
+  }
+  std::remove(path.c_str());
 }
 
 TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with its other "
