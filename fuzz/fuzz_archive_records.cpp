@@ -1,9 +1,10 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: a .pt2 archive's extra/aitune.json (torch/model/pt2_archive.hpp's reader) and
-// the output structure it records, through ConvertedModel::outputs, which rebuilds a converted
-// model's flat outputs into it (torch/backends/runtime_variant.hpp). Any input is read into what
-// can be used and what cannot (with why); whatever the records say, rebuilding outputs of any
-// count returns outputs or flat ones, never reads or writes out of bounds.
+// libFuzzer target: a .pt2 archive's extra/aitune.json (torch/model/archive_records.hpp's
+// reader: schema 1 and 2) and the output structure it records, through ConvertedModel::outputs,
+// which rebuilds a converted model's flat outputs into it (torch/backends/runtime_variant.hpp).
+// Any input is read into what can be used and what cannot (with why); whatever the records say,
+// rebuilding outputs of any count returns outputs or flat ones, never reads or writes out of
+// bounds.
 #include <aitune/torch/backends/runtime_variant.hpp>
 #include <aitune/torch/model/pt2_archive.hpp>
 

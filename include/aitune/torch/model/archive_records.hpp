@@ -166,8 +166,10 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     }
     const std::string& family_name = family->get_ref<const std::string&>();
     if (family_name == "aoti") {
+      // A lambda may not capture a structured binding before C++20's P1091 (clang 15 and older).
+      const std::string& compiled = name;
       const auto info = std::find_if(archive.aoti_models.begin(), archive.aoti_models.end(),
-                                     [&](const AotiModelInfo& m) { return m.name == name; });
+                                     [&](const AotiModelInfo& m) { return m.name == compiled; });
       if (info == archive.aoti_models.end()) {
         archive.unusable_variants[name] =
             fmt::format("{} records an AOTInductor compilation the archive does not hold", where);
