@@ -150,8 +150,8 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     return;
   }
   for (const auto& [name, record] : variants.items()) {
-    const std::string where = fmt::format("the archive's extra/aitune.json: variants.{}",
-                                          aitune::detail::cut_text(name, 100));
+    const std::string shown = aitune::detail::cut_text(name, 100);  // a name is untrusted too
+    const std::string where = fmt::format("the archive's extra/aitune.json: variants.{}", shown);
     if (!record.is_object()) {
       archive.unusable_variants[name] =
           fmt::format("{} is {}, not an object", where, json_excerpt(record));
@@ -197,7 +197,7 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     }
     for (std::size_t i = 0; problem.empty() && i < files->second.size(); ++i) {
       info.records.push_back(record_named((*records)[i],
-                                          fmt::format("variants.{}.records[{}]", name, i), name,
+                                          fmt::format("variants.{}.records[{}]", shown, i), shown,
                                           has_record, problem));
     }
     if (problem.empty()) {
