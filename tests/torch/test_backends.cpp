@@ -5,8 +5,6 @@
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <filesystem>
 #include <optional>
@@ -316,28 +314,18 @@ TEST_CASE("TorchScript calls from a thread of the server's own use LibTorch's in
           "[tuned_module][concurrency]") {
   // A matmul goes to the BLAS, not through ATen's parallel_for, which applies LibTorch's count
   // to a thread: without the backend applying it, a server's thread ran it on every core.
-  using MaxThreads = int (*)();
-  const auto omp_max_threads =
-      reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  if (omp_max_threads == nullptr || std::thread::hardware_concurrency() < 2) {
-    SUCCEED("this LibTorch has no OpenMP, or this machine one core: nothing to tell apart");
-    return;
-  }
   const Model model{make_nested_net(), torch::kCPU};
   const std::vector<Sample> samples{Sample{torch::randn({4, 16}), c10::IValue(int64_t{3})}};
   for (AnyBackend backend : {AnyBackend(TorchEager()), AnyBackend(TorchScriptFrozen())}) {
     INFO(backend.describe());
     backend.build(model, samples);
-    const int before = at::get_num_threads();
-    at::set_num_threads(1);
-    int in_thread = 0;
-    std::thread server([&] {
-      (void)backend.infer(samples[0]);
-      in_thread = omp_max_threads();
-    });
-    server.join();
-    at::set_num_threads(before);
-    CHECK(in_thread == 1);
+    const std::optional<int> threads =
+        openmp_threads_of_new_thread_after([&] { (void)backend.infer(samples[0]); });
+    if (!threads) {
+      SUCCEED("this LibTorch has no OpenMP, or this machine one core: nothing to tell apart");
+      return;
+    }
+    CHECK(*threads == 1);
   }
 }
 

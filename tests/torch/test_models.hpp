@@ -5,9 +5,16 @@
 
 #include <aitune/torch.hpp>
 
+#include <ATen/Parallel.h>
+
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace aitune::testing {
 
@@ -57,6 +64,28 @@ inline std::filesystem::path models_dir() {
 #ifdef AITUNE_TEST_EXPORTED_DIR
 /// Where the models exported with AOTInductor live (the fixtures write them once per version):
 /// AITUNE_EXPORTED_DIR, else the folder the build configured.
+/// The OpenMP thread count of a new thread (a server's own) after it ran `call`, with
+/// LibTorch's intra-op count at 1 meanwhile: 1 where something on the way applied LibTorch's
+/// count to that thread, OpenMP's default (every core) where nothing did. OpenMP keeps the count
+/// per thread, and at::set_num_threads reaches only the thread that calls it. nullopt where this
+/// LibTorch has no OpenMP or the machine one core: nothing to tell apart.
+inline std::optional<int> openmp_threads_of_new_thread_after(const std::function<void()>& call) {
+  using MaxThreads = int (*)();
+  const auto omp_max_threads =
+      reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (omp_max_threads == nullptr || std::thread::hardware_concurrency() < 2) return std::nullopt;
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  int in_thread = 0;
+  std::thread server([&] {
+    call();
+    in_thread = omp_max_threads();
+  });
+  server.join();
+  at::set_num_threads(before);
+  return in_thread;
+}
+
 inline std::filesystem::path exported_dir() {
   const char* dir = std::getenv("AITUNE_EXPORTED_DIR");
   return dir ? std::filesystem::path(dir) : std::filesystem::path(AITUNE_TEST_EXPORTED_DIR);

@@ -11,14 +11,13 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -382,27 +381,17 @@ TEST_CASE("AOTInductor calls from a thread of the server's own use LibTorch's in
           "[exported][concurrency]") {
   // OpenMP keeps the thread count per thread: at::set_num_threads on one thread leaves a new
   // thread at OpenMP's default (every core) until something applies LibTorch's count there.
-  using MaxThreads = int (*)();
-  const auto omp_max_threads =
-      reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  if (omp_max_threads == nullptr || std::thread::hardware_concurrency() < 2) {
-    SUCCEED("this LibTorch has no OpenMP, or this machine one core: nothing to tell apart");
-    return;
-  }
   const Exported model = exported("dict_outputs");
   AOTInductor aoti =
       AOTInductor::from_archive(*model.model.archive, model.model.archive->aoti_models.front());
   aoti.build(model.model, model.samples);
-  const int before = at::get_num_threads();
-  at::set_num_threads(1);
-  int in_thread = 0;
-  std::thread server([&] {
-    (void)aoti.infer(model.samples[0]);
-    in_thread = omp_max_threads();
-  });
-  server.join();
-  at::set_num_threads(before);
-  CHECK(in_thread == 1);
+  const std::optional<int> threads =
+      openmp_threads_of_new_thread_after([&] { (void)aoti.infer(model.samples[0]); });
+  if (!threads) {
+    SUCCEED("this LibTorch has no OpenMP, or this machine one core: nothing to tell apart");
+    return;
+  }
+  CHECK(*threads == 1);
 }
 
 // ---- one input contract -------------------------------------------------------------------
