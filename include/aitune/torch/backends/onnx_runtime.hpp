@@ -198,8 +198,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// The ONNX model a model's own `.pt2` archive holds.
   [[nodiscard]] static OnnxRuntime from_archive(const Pt2Archive& archive) {
     OnnxRuntime session(archive.path);
-    const auto found = archive.runtime_variants.find("onnx");
-    session.takes_range_ = found != archive.runtime_variants.end() && found->second.takes_range;
+    session.takes_range_ = archive.variant_takes_range("onnx");
     return session;
   }
 

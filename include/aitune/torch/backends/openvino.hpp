@@ -173,8 +173,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   [[nodiscard]] static OpenVino from_archive(const Pt2Archive& archive,
                                              Precision precision = Precision::fp32) {
     OpenVino session(archive.path, precision);
-    const auto found = archive.runtime_variants.find("openvino");
-    session.takes_range_ = found != archive.runtime_variants.end() && found->second.takes_range;
+    session.takes_range_ = archive.variant_takes_range("openvino");
     return session;
   }
 

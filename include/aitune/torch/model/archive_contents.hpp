@@ -99,6 +99,13 @@ struct Pt2Archive {
   /// when it can, or when the archive has none (made by another tool).
   std::string records_problem{};
 
+  /// Whether the converted model `variant` ("onnx", "openvino") takes the archive's input
+  /// ranges (false where the archive has no such model).
+  [[nodiscard]] bool variant_takes_range(const std::string& variant) const {
+    const auto found = runtime_variants.find(variant);
+    return found != runtime_variants.end() && found->second.takes_range;
+  }
+
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {
     if (programs.empty()) return std::nullopt;
