@@ -55,6 +55,11 @@ struct FakeBehaviour {
   /// What its calls set FakeModel::process_value to, as a LibTorch backend run at its own thread
   /// count sets that count for the whole process; its after_calls() puts back what they found.
   std::optional<int> sets_process_value{};
+  /// Set: a call's latency from its sample instead (a sample of 100 or more stands for an input
+  /// of a shape: see FakeBackend::shape_of).
+  std::function<double(double sample)> latency_of_sample{};
+  /// Shared by copies: every sample it was called on, in order.
+  std::shared_ptr<std::vector<double>> samples_seen = std::make_shared<std::vector<double>>();
 };
 
 /// A device's allocator statistics, as the fake backends move them.
@@ -125,6 +130,14 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
   }
   static void reset_device_peak(const FakeModel& model) {
     if (model.device) model.device->memory.peak_bytes = model.device->memory.allocated_bytes;
+  }
+
+  /// The customisation point for a sample's shape (aitune::sample_shape): samples below 100 are
+  /// of one shape, as a model of fixed shapes has; 100 and above stand for inputs of a length,
+  /// their hundreds: 130 and 170 are "length 100", 250 "length 200".
+  static std::string shape_of(double sample) {
+    if (sample < 100.0) return {};
+    return fmt::format("length {}", static_cast<int>(sample / 100.0) * 100);
   }
 
   /// The last line of an error: the customisation point for one-line reasons.
@@ -212,8 +225,10 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
           fmt::format("{}scripted failure on call {}", behaviour_.error_trace, calls_));
     }
     calls_seen_->emplace_back(behaviour_.name, *process_value_);
+    behaviour_.samples_seen->push_back(sample);
     const auto& latencies = behaviour_.latencies_ms;
-    clock_->advance(latencies[(calls_ - 1) % latencies.size()]);
+    clock_->advance(behaviour_.latency_of_sample ? behaviour_.latency_of_sample(sample)
+                                                 : latencies[(calls_ - 1) % latencies.size()]);
     if (behaviour_.after_call) behaviour_.after_call(calls_);
     return 2.0 * sample + behaviour_.output_offset;
   }

@@ -20,6 +20,9 @@
 ///   backend is called. By default `backend.after_calls()`, if B has it, else nothing.
 /// - aitune::graph_of<B>: the graph a backend runs, which its variants in other precisions share,
 ///   and with it their verdict. By default `backend.graph()`, if B has it, else its own.
+/// - aitune::sample_shape<B>: the shape of a sample, as text: samples of one shape are timed
+///   together and weighed as one (core/measure/sample_mix.hpp). By default the static member
+///   `B::shape_of(sample)`, if B has it, else none: every sample of one shape.
 ///
 /// Specialise the traits for a backend type you do not own.
 
@@ -175,6 +178,19 @@ template <class B>
 struct after_calls {
   static void run(B& backend) {
     if constexpr (requires { backend.after_calls(); }) backend.after_calls();
+  }
+};
+
+template <class B>
+struct sample_shape {
+  [[nodiscard]] static std::string of(const typename B::sample_type& sample) {
+    if constexpr (requires {
+                    { B::shape_of(sample) } -> std::convertible_to<std::string>;
+                  }) {
+      return B::shape_of(sample);
+    } else {
+      return {};
+    }
   }
 };
 

@@ -75,6 +75,8 @@ inline void to_json(nlohmann::json& json, const ProfilingConfig& profiling) {
           {"candidate_time_budget_ms", detail::budget_value(profiling.candidate_time_budget_ms())}};
   // Only when set: a tuning at one caller keeps the keys it had before callers existed.
   if (profiling.callers() > 1) json["callers"] = profiling.callers();
+  // Likewise the weights: another mix of the same shapes is another decision.
+  if (!profiling.sample_weights().empty()) json["sample_weights"] = profiling.sample_weights();
   if (profiling.schedule() == Schedule::interleaved) {
     json["race"] = profiling.race();
     json["warmup"] = profiling.warmup();

@@ -35,6 +35,9 @@ struct MinLatencyProfilingResult : BackendProfilingResult {
   /// finalist only; RaceConfig::set_steady_final): two finalists rank by these.
   RoundSeries steady_rounds{};
   std::size_t calls = 0;  ///< all calls made to measure it (warm-up included)
+  /// Its median per timed shape (SampleMix::timed order), when several were timed: `latency` is
+  /// then their mean weighted by the mix.
+  std::vector<double> shape_medians_ms{};
 
   MinLatencyProfilingResult() = default;
   explicit MinLatencyProfilingResult(double latency_ms, LatencyStats latency_stats = {})

@@ -10,10 +10,13 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <concepts>
+#include <cstddef>
 #include <limits>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace aitune {
 
@@ -84,6 +87,26 @@ class ProfilingConfig {
   [[nodiscard]] int callers() const noexcept { return callers_; }
   static constexpr int max_callers = 256;
 
+  /// How much of the server's traffic each sample stands for, one weight per sample (none, the
+  /// default: the same for each). Samples of one shape (aitune::sample_shape) are timed together
+  /// and their weights add up; the decision is on the mean latency weighted so
+  /// (core/measure/sample_mix.hpp). A sample of weight 0 is checked, never timed. Checked against
+  /// the samples when a tuning starts.
+  ProfilingConfig& set_sample_weights(std::vector<double> weights) {
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      if (!(weights[i] >= 0.0) || !std::isfinite(weights[i])) {
+        throw ConfigError(fmt::format("sample {}'s weight is {}: a weight is a finite number, 0 "
+                                      "or more",
+                                      i, weights[i]));
+      }
+    }
+    sample_weights_ = std::move(weights);
+    return *this;
+  }
+  [[nodiscard]] const std::vector<double>& sample_weights() const noexcept {
+    return sample_weights_;
+  }
+
   /// The sequential schedule's StopRule; the config keeps an immutable shared copy.
   template <std::derived_from<StopRule> Rule>
   ProfilingConfig& set_stop_rule(Rule rule) {
@@ -112,6 +135,7 @@ class ProfilingConfig {
   double time_budget_ms_ = default_time_budget_ms;
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
   int callers_ = 1;
+  std::vector<double> sample_weights_{};
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
 };
 

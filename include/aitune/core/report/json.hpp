@@ -94,6 +94,12 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
   json["steady_median_ms"] = candidate.steady_median_ms
                                  ? nlohmann::json(*candidate.steady_median_ms)
                                  : nlohmann::json(nullptr);
+  if (!candidate.shape_medians_ms.empty()) {
+    json["shape_medians_ms"] = nlohmann::json::array();
+    for (const double ms : candidate.shape_medians_ms)  // NaN: a shape it has no call of
+      json["shape_medians_ms"].push_back(std::isnan(ms) ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(ms));
+  }
   json["note"] = candidate.note;
   json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
                                           : nlohmann::json(nullptr);
@@ -140,6 +146,14 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                          {"callers", m.callers},
                          {"busy", nullptr}};
   json["measurement"]["steady_final"] = nullptr;
+  if (!m.shapes.empty()) {
+    json["measurement"]["shapes"] = nlohmann::json::array();
+    for (const ShapeShare& share : m.shapes) {
+      json["measurement"]["shapes"].push_back(
+          {{"shape", share.shape}, {"weight", share.weight}, {"samples", share.samples}});
+    }
+  }
+  if (!m.serves.empty()) json["measurement"]["serves"] = m.serves;
   if (const auto& final = m.steady_final) {
     json["measurement"]["steady_final"] = {{"settings", final->settings},
                                            {"finalists", final->finalists},
@@ -229,6 +243,10 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   // Absent before the steady-state final was added (one more optional field).
   if (const auto steady = json.find("steady_median_ms"); steady != json.end() && !steady->is_null())
     row.steady_median_ms = steady->get<double>();
+  if (const auto shapes = json.find("shape_medians_ms"); shapes != json.end()) {
+    for (const nlohmann::json& ms : *shapes)
+      row.shape_medians_ms.push_back(ms.is_null() ? std::nan("") : ms.get<double>());
+  }
   row.note = json.at("note").get<std::string>();
   if (!json.at("precision").is_null()) {
     row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
@@ -288,6 +306,15 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   if (const auto callers = m.find("callers"); callers != m.end()) {
     report.measurement.callers = callers->get<int>();
   }
+  // Absent for one shape, and before shapes were weighed.
+  if (const auto shapes = m.find("shapes"); shapes != m.end()) {
+    for (const nlohmann::json& share : *shapes) {
+      report.measurement.shapes.push_back(ShapeShare{share.at("shape").get<std::string>(),
+                                                     share.at("weight").get<double>(),
+                                                     share.at("samples").get<std::size_t>()});
+    }
+  }
+  report.measurement.serves = m.value("serves", std::string());
   // Absent before the busy-machine verdict was added (same schema: one more optional field).
   if (const auto busy = m.find("busy"); busy != m.end() && !busy->is_null()) {
     BusyMachine verdict;

@@ -101,6 +101,8 @@ inline std::string markdown_cell(std::string_view text) {
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
   if (m.steady_final) md += fmt::format("\nThe {}.\n", detail::describe_steady_final(report));
   if (m.callers > 1) md += fmt::format("\n{}.\n", detail::describe_callers(report));
+  if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())
+    md += fmt::format("\n{}.\n", markdown_cell(shapes));
   if (report.cache_hit) {
     md += fmt::format("\nFrom the tuning cache `{}` (measured {}); the selected backend was "
                       "rebuilt and passed its correctness check again in {:.1f} s{}.\n",

@@ -78,6 +78,8 @@ namespace aitune {
   }
   if (m.steady_final) out += detail::describe_steady_final(report) + "\n";
   if (m.callers > 1) out += detail::describe_callers(report) + "\n";
+  if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())
+    out += shapes + "\n";
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   if (report.cache_hit) {
     out += fmt::format("from the tuning cache '{}' (measured {}): the selected backend was rebuilt "

@@ -73,6 +73,13 @@ struct SteadyFinalReport {
   std::string cut_short{};             ///< why it stopped early; empty when it ran in full
 };
 
+/// One shape of the samples a tuning decided on (core/measure/sample_mix.hpp).
+struct ShapeShare {
+  std::string shape;    ///< aitune::sample_shape's text
+  double weight = 0.0;  ///< its share of the timed traffic; 0: checked, not timed
+  std::size_t samples = 0;
+};
+
 struct MeasurementReport {
   Schedule schedule = Schedule::interleaved;
   DecisionRule decision_rule = DecisionRule::confident_median;
@@ -88,6 +95,13 @@ struct MeasurementReport {
   /// The server's load it was measured at (ProfilingConfig::set_callers): each timed call was
   /// this many calls at once, its latency the time until the last ended; 1: one call at a time.
   int callers = 1;
+  /// The samples' shapes and weights, when several shapes were timed or some samples were
+  /// checked only: each row's latency is then the weighted mean of its per-shape medians
+  /// (CandidateReport::shape_medians_ms, in the order of the timed shapes here). Empty: one shape.
+  std::vector<ShapeShare> shapes{};
+  /// The input shapes the tuned module serves, when it serves a range ("input_ids [1, 8..256]");
+  /// empty: the tuned shapes (or, for a model that takes any, their ranks).
+  std::string serves{};
 };
 
 /// One backend as the report shows it (a candidate, or the baseline).
@@ -112,6 +126,9 @@ struct CandidateReport {
   /// Its median in the race's steady-state final, timed as a server calls it (a finalist only);
   /// `latency` is what the race measured, interleaved with the others.
   std::optional<double> steady_median_ms{};
+  /// Its median at each shape timed (MeasurementReport::shapes, the timed ones in order), when
+  /// several were: its latency's median is theirs weighted.
+  std::vector<double> shape_medians_ms{};
   std::string note{};  ///< e.g. why it left the race early
   /// The graph it runs, shared with its variants in other precisions (aitune::graph_of); empty:
   /// a graph of its own. Not in the JSON.

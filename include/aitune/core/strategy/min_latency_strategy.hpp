@@ -89,6 +89,7 @@ class MinLatencyStrategy {
                                    std::string module_name) {
     const TuneInputs in = begin(model, samples, "tune");
     TuneReport report = open_report(std::move(module_name), "tuning");
+    report.measurement.shapes = detail::shares_of(in.mix);
     detail::ProgressReporter<T> progress(config_.progress(), log_, timer_, in.start_ms,
                                          candidates_.size(), in.profiling.time_budget_ms());
     try {
@@ -204,7 +205,11 @@ class MinLatencyStrategy {
     // Move-only candidates are taken from here on: even a tuning that throws has used them up.
     if constexpr (!std::copy_constructible<B>) consumed_ = true;
     last_ = {};
-    return TuneInputs{model, samples, config_.profiling(), timer_.now_ms()};
+    std::vector<std::string> shapes;
+    for (const sample_type& sample : samples)
+      shapes.push_back(sample_shape<B>::of(sample));
+    SampleMix mix = SampleMix::of(shapes, config_.profiling().sample_weights());
+    return TuneInputs{model, samples, config_.profiling(), timer_.now_ms(), std::move(mix)};
   }
 
   TuneReport open_report(std::string module_name, std::string_view action) const {
@@ -296,7 +301,8 @@ class MinLatencyStrategy {
                            [&](std::size_t& at) {
                              detail::run_reference_pass(
                                  baseline, in.samples, reference.checked, reference.outputs, timer_,
-                                 in.profiling.time_budget_ms(), at, [&] { cancel_during(row); });
+                                 in.profiling.time_budget_ms(), in.mix.must_check(), at,
+                                 [&] { cancel_during(row); });
                            });
   }
 
@@ -335,13 +341,13 @@ class MinLatencyStrategy {
     if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
     report.measurement.callers = in.profiling.callers();
     std::vector<detail::Entrant> entrants = detail::entrants_of(
-        waiting, report, guard_, in.samples, in.profiling.candidate_time_budget_ms(),
+        waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
         config_.stop_token(), callers ? &*callers : nullptr);
     if (entrants.empty()) return standing;
     detail::Measurement measured = guard_.measured(entrants.size(), [&] {
       return detail::measure_backends(entrants, in.profiling, config_.decision(), timer_, log_,
-                                      reference.deadline_ms, candidates_.size(),
-                                      std::move(on_look));
+                                      reference.deadline_ms, candidates_.size(), std::move(on_look),
+                                      &in.mix);
     });
     standing.evidence = detail::evidence_of(measured, waiting);
     const LatencyDecider decider = decider_of(standing.evidence);
@@ -351,16 +357,16 @@ class MinLatencyStrategy {
     std::size_t lane = 0;
     if (waiting.baseline) {  // measured alone, it is freed until it is selected (activate())
       standing.baseline_result =
-          detail::settle_baseline_lane(*report.baseline, measured.lanes[lane++], log_);
+          detail::settle_baseline_lane(*report.baseline, measured.lanes[lane++], in.mix, log_);
       if (!standing.baseline_result) guard_.warn_baseline_failed(*report.baseline);
       if (!standing.baseline_result || !raced) guard_.release(*waiting.baseline);
       if (standing.baseline_result) standing.baseline = std::move(waiting.baseline);
     }
     for (Prepared& prepared : waiting.candidates) {
       detail::Lane& measured_lane = measured.lanes[lane++];
-      std::optional<Result> result =
-          detail::settle_candidate_lane(report.candidates[prepared.index], measured_lane,
-                                        prepared.spent_ms, standing.baseline_result, decider, log_);
+      std::optional<Result> result = detail::settle_candidate_lane(
+          report.candidates[prepared.index], measured_lane, prepared.spent_ms,
+          standing.baseline_result, decider, in.mix, log_);
       if (!result || measured_lane.dropped) {
         guard_.release(prepared.backend);
         continue;

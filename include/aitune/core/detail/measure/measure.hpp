@@ -11,6 +11,7 @@
 #include "aitune/core/detail/measure/race.hpp"
 #include "aitune/core/detail/measure/sequential_schedule.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/message_sink.hpp"
 
@@ -24,20 +25,21 @@ namespace aitune::detail {
 /// `deadline_ms` ends it. `candidates_in_tuning` is how many candidates the whole tuning
 /// compares with the baseline: the sequential schedule sees them one at a time, yet its one
 /// decision per candidate must share alpha among all of them. `on_look` is told of each round and
-/// look of the interleaved race.
+/// look of the interleaved race. `mix`: the samples' shapes and weights (none: one shape).
 template <Timer T>
 [[nodiscard]] Measurement
 measure_backends(std::vector<Entrant>& entrants, const ProfilingConfig& profiling,
                  const DecisionConfig& decision, T& timer, const Logger& log, double deadline_ms,
-                 std::size_t candidates_in_tuning, LookObserver on_look = {}) {
+                 std::size_t candidates_in_tuning, LookObserver on_look = {},
+                 const SampleMix* mix = nullptr) {
   switch (profiling.schedule()) {
     case Schedule::interleaved:
       return LatencyRace<T>(profiling.race(), profiling.warmup(), decision, timer, log, deadline_ms,
-                            std::move(on_look))
+                            std::move(on_look), mix)
           .run(entrants);
     case Schedule::sequential: {
       Measurement measurement =
-          measure_alone(entrants, profiling.stop_rule(), timer, log, deadline_ms);
+          measure_alone(entrants, profiling.stop_rule(), timer, log, deadline_ms, mix);
       measurement.baseline_tail_alpha = decision.baseline_tail(1.0, candidates_in_tuning);
       return measurement;
     }

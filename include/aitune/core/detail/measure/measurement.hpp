@@ -8,10 +8,12 @@
 #include "aitune/core/decision/results.hpp"
 #include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -28,9 +30,10 @@ namespace detail {
 struct Entrant {
   std::string name;
   bool is_baseline = false;
-  /// One inference on sample `index % samples`, timed as a whole (the output's release
-  /// included, as a server pays for it). The race gives every backend the same indices in a
-  /// round, so paired rounds compare the same samples.
+  /// One inference, measurement call `index` (the sample SampleMix::sample_of_call gives it; with
+  /// one shape, sample `index % samples`), timed as a whole (the output's release included, as a
+  /// server pays for it). The race gives every backend the same indices in a round, so paired
+  /// rounds compare the same samples.
   std::function<void(std::size_t)> call;
   /// After each run of `call`s (a warm-up, a block, a measurement alone), untimed: puts back
   /// what the calls changed for the whole process (aitune::after_calls). May be empty.
@@ -84,6 +87,8 @@ using LookObserver = std::function<void(const Look&)>;
 struct Lane {
   RoundSeries rounds;                 ///< block value per round (ms); interleaved only
   std::vector<double> kept_calls_ms;  ///< every timed call that counts
+  /// The same calls by timed shape (SampleMix::timed order), when the mix has several.
+  std::vector<std::vector<double>> kept_by_shape_ms{};
   std::vector<double>
       kept_host_ms;  ///< the same calls on the host clock, when a device clock timed them
   std::size_t warmup_calls = 0;
@@ -99,12 +104,21 @@ struct Lane {
 };
 
 /// The result `lane` measured; none when it failed, measured nothing, or its times make no
-/// statistics (then its failure says why).
-[[nodiscard]] inline std::optional<MinLatencyProfilingResult> result_of(Lane& lane) {
+/// statistics (then its failure says why). With several shapes timed (`mix`), its latency is the
+/// mean of its per-shape medians weighted by the mix, and the statistics those of all its calls.
+[[nodiscard]] inline std::optional<MinLatencyProfilingResult>
+result_of(Lane& lane, const SampleMix* mix = nullptr) {
   if (lane.failure || lane.kept_calls_ms.empty()) return std::nullopt;
   try {
     const LatencyStats stats = LatencyStats::from_samples(lane.kept_calls_ms);
     MinLatencyProfilingResult result(stats.median, stats);
+    if (mix != nullptr && mix->mixed()) {
+      for (const std::vector<double>& calls : lane.kept_by_shape_ms) {
+        result.shape_medians_ms.push_back(calls.empty() ? std::nan("")
+                                                        : LatencyStats::from_samples(calls).median);
+      }
+      result.latency = mix->weighted(result.shape_medians_ms);
+    }
     result.samples_ms = lane.kept_calls_ms;
     result.host_samples_ms = lane.kept_host_ms;
     result.rounds = lane.rounds;

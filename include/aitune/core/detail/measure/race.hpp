@@ -8,7 +8,9 @@
 /// 2. Rounds: every backend still racing runs a block of calls, in a freshly shuffled order
 ///    each round (seeded), so drift hits everyone alike. The first call of a block may be
 ///    discarded (it pays for caches the previous backend evicted); the block's value is the
-///    median of its kept calls.
+///    median of its kept calls. With several shapes timed (core/measure/sample_mix.hpp), a block
+///    runs each shape in turn, its first call at that shape discarded, and its value is the mean
+///    of the shapes' medians weighted by the mix: what the mix costs the server.
 /// 3. Looks, at growing round counts: the leader is ranked (detail/decision/rules.hpp); every
 /// rival's
 ///    paired ratio to the leader gets a sign-test interval at the look's share of alpha. A rival
@@ -36,6 +38,7 @@
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
@@ -68,11 +71,14 @@ class LatencyRace {
  public:
   /// With the aitune rule there are no looks, drops or confirmation: the rounds of the first
   /// look are run and the caller decides on them.
+  /// `mix`: the samples' shapes and weights (none: one shape).
   LatencyRace(const RaceConfig& race, const WarmupConfig& warmup, const DecisionConfig& decision,
-              T& timer, const Logger& log, double deadline_ms, LookObserver on_look = {})
+              T& timer, const Logger& log, double deadline_ms, LookObserver on_look = {},
+              const SampleMix* mix = nullptr)
       : race_(race), warmup_(warmup), decision_(decision), timer_(timer), log_(log),
         deadline_ms_(deadline_ms), on_look_(std::move(on_look)),
-        judged_(decision.rule() == DecisionRule::confident_median), random_(race.seed()) {}
+        judged_(decision.rule() == DecisionRule::confident_median), random_(race.seed()),
+        mix_(mix != nullptr && mix->mixed() ? *mix : SampleMix(1)) {}
 
   /// Runs the race: one lane per entrant, in the same order, and how it ended.
   Measurement run(std::vector<Entrant>& entrants) {
@@ -254,29 +260,27 @@ class LatencyRace {
       // value for this round, which pairing skips.
       if (past_deadline() && (*lanes_)[i].rounds.count() > 0) continue;
       AfterCallsGuard run((*entrants_)[i].after_calls);
-      std::vector<double> kept;
-      std::vector<double> kept_host;
+      ShapeCalls calls(shapes());
       const double block_began_ms = timer_.now_ms();
       bool ok = true;
-      for (int call = 0; call < race_.block_calls() && ok; ++call) {
-        double ms = 0.0;
-        double host_ms = -1.0;
-        // Every backend runs the same samples in a round, and the kept calls rotate through
-        // the samples as the rounds go by.
-        const std::size_t call_index = round + static_cast<std::size_t>(call);
-        ok = timed_call(i, call_index, ms, &host_ms);
-        const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
-        if (ok && !discarded) {
-          kept.push_back(ms);
-          if (host_ms >= 0.0) kept_host.push_back(host_ms);
+      for (std::size_t shape = 0; shape < shapes() && ok; ++shape) {
+        for (int call = 0; call < race_.block_calls() && ok; ++call) {
+          double ms = 0.0;
+          double host_ms = -1.0;
+          // Every backend runs the same samples in a round, and the kept calls rotate through
+          // each shape's samples as the rounds go by.
+          const std::size_t call_index =
+              mix_.call_of(shape, round + static_cast<std::size_t>(call));
+          ok = timed_call(i, call_index, ms, &host_ms);
+          // The first call at each shape pays for what the previous backend, or shape, evicted.
+          const bool discarded = race_.discard_first_call() && race_.block_calls() > 1 && call == 0;
+          if (ok && !discarded) calls.keep(shape, ms, host_ms);
+          if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
         }
-        if (ok && discarded) ok = warm_after_switch(i, call_index, block_began_ms);
       }
       if (!end_calls(i, run) || !ok) continue;
       Lane& lane = (*lanes_)[i];
-      lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), kept.begin(), kept.end());
-      lane.kept_host_ms.insert(lane.kept_host_ms.end(), kept_host.begin(), kept_host.end());
-      lane.rounds.set(round, detail::block_value(std::move(kept)));
+      lane.rounds.set(round, calls.add_to(lane, mix_));
     }
     ++summary_.rounds;
     if (past_deadline()) {
@@ -493,22 +497,25 @@ class LatencyRace {
                         call < RaceConfig::max_switch_warmup_calls);
          ++call) {
       double ignored = 0.0;
-      if (past_deadline() || !timed_call(i, first_index, ignored)) {
+      if (past_deadline() || !timed_call(i, mix_.call_of(0, first_index), ignored)) {
         (void)end_calls(i, run);
         return false;
       }
     }
-    std::vector<double> timed;
-    for (int call = 0; call < race_.final_timed_calls(); ++call) {
-      double ms = 0.0;
-      if (!timed_call(i, first_index + static_cast<std::size_t>(call), ms)) {
-        (void)end_calls(i, run);
-        return false;
+    ShapeCalls timed(shapes());
+    for (std::size_t shape = 0; shape < shapes(); ++shape) {
+      // Settled at the first shape; each other shape's first call pays for the change of shape.
+      for (int call = shape == 0 ? 0 : -1; call < race_.final_timed_calls(); ++call) {
+        double ms = 0.0;
+        const std::size_t item = first_index + static_cast<std::size_t>(std::max(call, 0));
+        if (!timed_call(i, mix_.call_of(shape, item), ms)) {
+          (void)end_calls(i, run);
+          return false;
+        }
+        if (call >= 0) timed.keep(shape, ms, -1.0);
       }
-      timed.push_back(ms);
     }
-    if (!end_calls(i, run)) return false;
-    lane.steady_rounds.set(round, block_value(std::move(timed)));
+    lane.steady_rounds.set(round, timed.value(mix_));
     return true;
   }
 
@@ -613,6 +620,46 @@ class LatencyRace {
     log_.info(2, fmt::format("dropped {}: {}", (*entrants_)[i].name, lane.drop_reason));
   }
 
+  /// One block's kept calls, by shape.
+  class ShapeCalls {
+   public:
+    explicit ShapeCalls(std::size_t shapes) : ms_(shapes), host_ms_(shapes) {}
+    void keep(std::size_t shape, double ms, double host_ms) {
+      ms_[shape].push_back(ms);
+      if (host_ms >= 0.0) host_ms_[shape].push_back(host_ms);
+    }
+    /// The block's value: the median of its kept calls, or, over several shapes, the mean of
+    /// their medians weighted by `mix`.
+    [[nodiscard]] double value(const SampleMix& mix) const {
+      if (ms_.size() == 1) return block_value(ms_.front());
+      std::vector<double> medians;
+      for (const std::vector<double>& calls : ms_)
+        medians.push_back(calls.empty() ? std::nan("") : block_value(calls));
+      return mix.weighted(medians);
+    }
+    /// Adds the calls to `lane`'s, and returns the block's value.
+    double add_to(Lane& lane, const SampleMix& mix) const {
+      if (ms_.size() > 1) lane.kept_by_shape_ms.resize(ms_.size());
+      for (std::size_t shape = 0; shape < ms_.size(); ++shape) {
+        lane.kept_calls_ms.insert(lane.kept_calls_ms.end(), ms_[shape].begin(), ms_[shape].end());
+        lane.kept_host_ms.insert(lane.kept_host_ms.end(), host_ms_[shape].begin(),
+                                 host_ms_[shape].end());
+        if (ms_.size() > 1) {
+          auto& mine = lane.kept_by_shape_ms[shape];
+          mine.insert(mine.end(), ms_[shape].begin(), ms_[shape].end());
+        }
+      }
+      return value(mix);
+    }
+
+   private:
+    std::vector<std::vector<double>> ms_;
+    std::vector<std::vector<double>> host_ms_;
+  };
+
+  /// The shapes each block times (1 when the samples are not told apart).
+  [[nodiscard]] std::size_t shapes() const noexcept { return mix_.timed().size(); }
+
   const RaceConfig& race_;
   const WarmupConfig& warmup_;
   const DecisionConfig& decision_;
@@ -624,6 +671,7 @@ class LatencyRace {
   std::optional<double> observed_ratio_;
   bool judged_;
   std::mt19937_64 random_;
+  SampleMix mix_;  ///< at least one shape
   std::size_t candidates_ = 1;
   std::optional<std::size_t> faster_leader_;
   std::vector<Entrant>* entrants_ = nullptr;

@@ -7,6 +7,7 @@
 
 #include "aitune/core/detail/measure/measurement.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/message_sink.hpp"
@@ -27,6 +28,7 @@ inline constexpr std::size_t max_timed_calls = 1'000'000;
 /// What timing one backend alone produced.
 struct TimedCalls {
   std::vector<double> measured_ms;  ///< the calls the stop rule selected
+  std::size_t first_measured = 0;   ///< the number of the first of them among the timed calls
   std::size_t calls = 0;            ///< every call, warm-up included
   double time_ms = 0.0;             ///< time spent in those calls
 };
@@ -61,14 +63,22 @@ template <Timer T>
   }
   const auto measured = rule.measured(times_ms);
   result.measured_ms.assign(measured.begin(), measured.end());
+  // A rule selects a run of the timed calls (its span into them): where it starts says which
+  // shape each selected call ran.
+  if (!measured.empty() && measured.data() >= times_ms.data() &&
+      measured.data() < times_ms.data() + times_ms.size()) {
+    result.first_measured = static_cast<std::size_t>(measured.data() - times_ms.data());
+  }
   return result;
 }
 
 /// The sequential schedule over `entrants`: each timed alone by `rule`, within its own budget
-/// and the tuning's deadline. A failure is its lane's, never the measurement's.
+/// and the tuning's deadline. A failure is its lane's, never the measurement's. With several
+/// shapes in `mix`, the calls go round the shapes, and each lane keeps its calls by shape.
 template <Timer T>
 [[nodiscard]] Measurement measure_alone(std::vector<Entrant>& entrants, const StopRule& rule,
-                                        T& timer, const Logger& log, double deadline_ms) {
+                                        T& timer, const Logger& log, double deadline_ms,
+                                        const SampleMix* mix = nullptr) {
   Measurement measurement;
   measurement.lanes.assign(entrants.size(), Lane{});
   for (std::size_t i = 0; i < entrants.size(); ++i) {
@@ -83,6 +93,13 @@ template <Timer T>
         throw;
       }
       if (entrants[i].after_calls) entrants[i].after_calls();
+      if (mix != nullptr && mix->mixed()) {
+        lane.kept_by_shape_ms.resize(mix->timed().size());
+        for (std::size_t k = 0; k < timed.measured_ms.size(); ++k) {
+          lane.kept_by_shape_ms[mix->shape_of_call(timed.first_measured + k)].push_back(
+              timed.measured_ms[k]);
+        }
+      }
       lane.kept_calls_ms = std::move(timed.measured_ms);
       lane.calls = timed.calls;
       lane.time_ms = timed.time_ms;

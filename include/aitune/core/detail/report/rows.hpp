@@ -9,6 +9,7 @@
 #include "aitune/core/report/tune_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -159,6 +160,40 @@ inline std::vector<ReportRow> report_rows(const TuneReport& report) {
                                  medians(final->pick));
   if (!final->finalists.empty() && final->finalists.front() != final->pick) {
     text += fmt::format(", ahead of the race's leader {}", medians(final->finalists.front()));
+  }
+  return text;
+}
+
+/// The shapes a tuning decided on, with their weights and the selected backend's median at each,
+/// and the range the module serves; empty when there was one shape and nothing was checked only.
+[[nodiscard]] inline std::string describe_shapes(const TuneReport& report) {
+  const MeasurementReport& m = report.measurement;
+  std::string text;
+  if (!m.shapes.empty()) {
+    const CandidateReport* selected = report.baseline_selected && report.baseline
+                                          ? &*report.baseline
+                                          : report.selected_candidate();
+    std::vector<std::string> timed;
+    std::vector<std::string> checked;
+    for (const ShapeShare& share : m.shapes) {
+      const std::string shape = share.shape.empty() ? std::string("(one shape)") : share.shape;
+      if (share.weight == 0.0) {
+        checked.push_back(shape);
+        continue;
+      }
+      std::string entry = fmt::format("{} weight {:.3g} ({} sample{})", shape, share.weight,
+                                      share.samples, share.samples == 1 ? "" : "s");
+      const std::size_t at = timed.size();
+      if (selected != nullptr && at < selected->shape_medians_ms.size())
+        entry += fmt::format(", selected {}", format_ms(selected->shape_medians_ms[at]));
+      timed.push_back(std::move(entry));
+    }
+    text = fmt::format("shapes: {}", fmt::join(timed, "; "));
+    if (timed.size() > 1) text += "; each median is the shapes' medians weighted";
+    if (!checked.empty()) text += fmt::format("; checked, not timed: {}", fmt::join(checked, ", "));
+  }
+  if (!m.serves.empty()) {
+    text += fmt::format("{}serves: {}", text.empty() ? "" : "\n", m.serves);
   }
   return text;
 }

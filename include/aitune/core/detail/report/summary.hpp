@@ -11,6 +11,7 @@
 #include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/report/tune_report.hpp"
 
 #include <fmt/format.h>
@@ -130,6 +131,21 @@ inline void record_latency(CandidateReport& row, const MinLatencyProfilingResult
   row.host_latency = result.host_stats();
   row.samples_ms = result.samples_ms;
   row.rounds = result.rounds;
+  row.shape_medians_ms = result.shape_medians_ms;
+  // Over several shapes the row's median is what the mix costs: the shapes' medians weighted.
+  if (!result.shape_medians_ms.empty()) row.latency->median = result.latency;
+}
+
+/// `mix` as the report shows it: every shape, timed ones first (none for one shape timed and
+/// nothing checked only).
+[[nodiscard]] inline std::vector<ShapeShare> shares_of(const SampleMix& mix) {
+  std::vector<ShapeShare> shares;
+  if (!mix.worth_showing()) return shares;
+  for (const auto* shapes : {&mix.timed(), &mix.checked_only()}) {
+    for (const SampleShape& shape : *shapes)
+      shares.push_back(ShapeShare{shape.label, shape.weight, shape.samples.size()});
+  }
+  return shares;
 }
 
 /// Relates every measured row of `report` to its selected backend (CandidateReport::vs_selected):

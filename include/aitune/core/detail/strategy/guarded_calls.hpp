@@ -14,11 +14,13 @@
 #include "aitune/core/detail/strategy/graph_verdicts.hpp"
 #include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/tune_report.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <limits>
@@ -250,16 +252,17 @@ class GuardedCalls {
     }
   }
 
-  /// `backend` as an entrant of a measurement: each call one inference on the sample of that
-  /// index, its failure one line that names the sample. With `callers` (a server's load), each
-  /// call is one inference per caller at once, caller k on the sample after the one before it;
-  /// a backend that is not thread-safe takes them in turn. A stop requested through `stop` ends
-  /// the measurement at the next call.
+  /// `backend` as an entrant of a measurement: each call one inference on the sample `mix` gives
+  /// the call's number (SampleMix::sample_of_call), its failure one line that names the sample.
+  /// With `callers` (a server's load), each call is one inference per caller at once, caller k on
+  /// the next sample of the call's shape; a backend that is not thread-safe takes them in turn. A
+  /// stop requested through `stop` ends the measurement at the next call.
   [[nodiscard]] Entrant entrant(B& backend, std::span<const typename B::sample_type> samples,
-                                std::string name, bool is_baseline, double budget_ms,
-                                std::stop_token stop, CallerPool* callers = nullptr) const {
-    auto infer = [this, &backend, samples](std::size_t index) {
-      index %= samples.size();
+                                const SampleMix& mix, std::string name, bool is_baseline,
+                                double budget_ms, std::stop_token stop,
+                                CallerPool* callers = nullptr) const {
+    auto infer = [this, &backend, samples, mix](std::size_t call) {
+      const std::size_t index = mix.sample_of_call(call) % samples.size();
       try {
         (void)backend.infer(samples[index]);
       } catch (...) {
@@ -276,15 +279,18 @@ class GuardedCalls {
                      std::move(after), budget_ms};
     }
     auto in_turn = thread_safe(backend) ? nullptr : std::make_shared<std::mutex>();
+    const std::size_t shapes = std::max<std::size_t>(mix.timed().size(), 1);
     return Entrant{std::move(name), is_baseline,
-                   [infer, stop, callers, in_turn](std::size_t call) {
+                   [infer, stop, callers, in_turn, mix, shapes](std::size_t call) {
                      if (stop.stop_requested()) throw CancelledError("cancelled");
                      const auto n = static_cast<std::size_t>(callers->callers());
                      callers->run([&](int k) {
-                       const std::size_t index = call * n + static_cast<std::size_t>(k);
-                       if (!in_turn) return infer(index);
+                       const std::size_t mine =
+                           mix.call_of(mix.shape_of_call(call),
+                                       call / shapes * n + static_cast<std::size_t>(k));
+                       if (!in_turn) return infer(mine);
                        const std::lock_guard lock(*in_turn);
-                       infer(index);
+                       infer(mine);
                      });
                    },
                    std::move(after), budget_ms};

@@ -28,18 +28,20 @@ namespace aitune::detail {
 /// How many of the first samples outputs are checked on, after the baseline's reference pass has
 /// run `done` of them in `spent_ms` (the last call took `last_call_ms`): still `planned` when they
 /// fit half the tuning's time budget `budget_ms` at the last call's pace, else those that do (at
-/// least those done). The other half of the budget is left for the candidates' builds, checks and
-/// the measurement.
+/// least those done, and at least `must_check`: every shape's first sample and every untimed one,
+/// SampleMix::must_check). The other half of the budget is left for the candidates' builds,
+/// checks and the measurement.
 [[nodiscard]] inline std::size_t samples_within_budget(std::size_t planned, std::size_t done,
                                                        double spent_ms, double last_call_ms,
-                                                       double budget_ms) {
+                                                       double budget_ms,
+                                                       std::size_t must_check = 0) {
   const double half_budget_ms = budget_ms / 2.0;
   if (done >= planned || !std::isfinite(half_budget_ms)) return planned;
   const double room_ms = std::max(0.0, half_budget_ms - spent_ms);
   const double more = last_call_ms > 0.0 ? std::floor(room_ms / last_call_ms)
                                          : std::numeric_limits<double>::infinity();
   if (more >= static_cast<double>(planned - done)) return planned;
-  return done + static_cast<std::size_t>(more);
+  return std::min(planned, std::max(done + static_cast<std::size_t>(more), must_check));
 }
 
 /// The baseline's note when its pass checks only the first `checked` of `total` samples.
@@ -102,20 +104,21 @@ inline void merge_accuracy(OutputCheck& merged, OutputCheck sample) {
 
 /// The baseline's reference pass: its outputs on the first `checked` samples go to `outputs`;
 /// `checked` shrinks as the pass goes when the rest would not fit half of `budget_ms`
-/// (samples_within_budget). `before_each()` runs before each call (a point to stop at); `at`
-/// follows the sample running, for a failure's reason (no_sample once the calls are done, when
-/// aitune::after_calls puts the process back).
+/// (samples_within_budget), never below `must_check`. `before_each()` runs before each call (a
+/// point to stop at); `at` follows the sample running, for a failure's reason (no_sample once the
+/// calls are done, when aitune::after_calls puts the process back).
 template <class B, class Timer, class BeforeEach>
 void run_reference_pass(B& baseline, std::span<const typename B::sample_type> samples,
                         std::size_t& checked, std::vector<typename B::output_type>& outputs,
-                        Timer& timer, double budget_ms, std::size_t& at, BeforeEach before_each) {
+                        Timer& timer, double budget_ms, std::size_t must_check, std::size_t& at,
+                        BeforeEach before_each) {
   const double start_ms = timer.now_ms();
   for (at = 0; at < checked; ++at) {
     before_each();
     const double call_start_ms = timer.now_ms();
     outputs.push_back(baseline.infer(samples[at]));
     checked = samples_within_budget(checked, at + 1, timer.now_ms() - start_ms,
-                                    timer.now_ms() - call_start_ms, budget_ms);
+                                    timer.now_ms() - call_start_ms, budget_ms, must_check);
   }
   at = no_sample;
   after_calls<B>::run(baseline);

@@ -24,12 +24,13 @@
 
 namespace aitune::detail {
 
-/// The baseline's lane on its row: its result, or none when it failed (the row says why).
+/// The baseline's lane on its row: its result (over `mix`'s shapes), or none when it failed (the
+/// row says why).
 [[nodiscard]] inline std::optional<MinLatencyProfilingResult>
-settle_baseline_lane(CandidateReport& row, Lane& lane, const Logger& log) {
+settle_baseline_lane(CandidateReport& row, Lane& lane, const SampleMix& mix, const Logger& log) {
   row.calls = lane.calls;
   row.tuning_time_ms += lane.time_ms;
-  std::optional<MinLatencyProfilingResult> result = result_of(lane);
+  std::optional<MinLatencyProfilingResult> result = result_of(lane, &mix);
   if (!result) {
     fail(row, PrepareStep::run_samples,
          fmt::format("measure: {}", lane.failure.value_or("not measured")));
@@ -42,15 +43,15 @@ settle_baseline_lane(CandidateReport& row, Lane& lane, const Logger& log) {
 }
 
 /// A candidate's lane on its row (`spent_ms`: on its build and check), with its ratio to the
-/// `baseline`'s result where there is one, and why the race dropped it if it did: its result, or
-/// none when it failed or was never measured (the row says why).
+/// `baseline`'s result where there is one, and why the race dropped it if it did: its result
+/// (over `mix`'s shapes), or none when it failed or was never measured (the row says why).
 [[nodiscard]] inline std::optional<MinLatencyProfilingResult>
 settle_candidate_lane(CandidateReport& row, Lane& lane, double spent_ms,
                       const std::optional<MinLatencyProfilingResult>& baseline,
-                      const LatencyDecider& decider, const Logger& log) {
+                      const LatencyDecider& decider, const SampleMix& mix, const Logger& log) {
   row.calls = lane.calls;
   row.tuning_time_ms = spent_ms + lane.time_ms;
-  std::optional<MinLatencyProfilingResult> result = result_of(lane);
+  std::optional<MinLatencyProfilingResult> result = result_of(lane, &mix);
   if (!result) {  // failed while measured, or never measured because the race ended first
     row.status = lane.failure ? CandidateStatus::measure_failed : CandidateStatus::skipped;
     row.reason = lane.failure.value_or("not measured: the race ended first");

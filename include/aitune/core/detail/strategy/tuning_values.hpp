@@ -13,6 +13,7 @@
 #include "aitune/core/detail/measure/measurement.hpp"
 #include "aitune/core/detail/strategy/guarded_calls.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/report/tune_report.hpp"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ struct TuneInputs {
   std::span<const typename B::sample_type> samples;
   const ProfilingConfig& profiling;
   double start_ms;
+  SampleMix mix;  ///< the samples by shape, with their weights
 };
 
 /// What the candidates are checked against, and until when they may be prepared.
@@ -87,20 +89,22 @@ struct SwitchEvidence {
 };
 
 /// `waiting` as the entrants of a measurement, the baseline first: each named as its row in
-/// `report`, a candidate with what is left of its `candidate_budget_ms`; each call made by every
-/// caller of `callers` at once, when there is a pool.
+/// `report`, a candidate with what is left of its `candidate_budget_ms`, its calls on `samples`
+/// as `mix` numbers them; each call made by every caller of `callers` at once, when there is a
+/// pool.
 template <Backend B>
 [[nodiscard]] std::vector<Entrant>
 entrants_of(Waiting<B>& waiting, const TuneReport& report, const GuardedCalls<B>& guard,
-            std::span<const typename B::sample_type> samples, double candidate_budget_ms,
-            const std::stop_token& stop, CallerPool* callers = nullptr) {
+            std::span<const typename B::sample_type> samples, const SampleMix& mix,
+            double candidate_budget_ms, const std::stop_token& stop,
+            CallerPool* callers = nullptr) {
   std::vector<Entrant> entrants;
   if (waiting.baseline) {
-    entrants.push_back(guard.entrant(*waiting.baseline, samples, report.baseline->backend, true,
-                                     std::numeric_limits<double>::infinity(), stop, callers));
+    entrants.push_back(guard.entrant(*waiting.baseline, samples, mix, report.baseline->backend,
+                                     true, std::numeric_limits<double>::infinity(), stop, callers));
   }
   for (Prepared<B>& prepared : waiting.candidates) {
-    entrants.push_back(guard.entrant(prepared.backend, samples,
+    entrants.push_back(guard.entrant(prepared.backend, samples, mix,
                                      report.candidates[prepared.index].backend, false,
                                      candidate_budget_ms - prepared.spent_ms, stop, callers));
   }
