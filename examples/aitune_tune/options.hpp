@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -90,6 +92,10 @@ struct Options {
   std::vector<aitune::Precision> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
   std::optional<int> samples;
+  /// --lengths: the sizes the model's dynamic axes take in the --input samples, one shape each.
+  std::vector<std::int64_t> lengths;
+  /// --weights: each length's (or sample's) share of the server's traffic; empty: equal.
+  std::vector<double> weights;
   bool stable = false;
   bool sequential = false;
   std::optional<double> switch_warmup_ms;  ///< not given: the library's (RaceConfig)
@@ -274,6 +280,45 @@ inline std::optional<aitune::lt::OnnxOptimization> onnx_level_of(const std::stri
   return std::nullopt;
 }
 
+/// --lengths: sizes from 1, comma-separated, each once.
+inline std::vector<std::int64_t> parse_lengths(const std::string& text) {
+  std::vector<std::int64_t> lengths;
+  for (const std::string_view part : aitune::comma_separated(text)) {
+    std::int64_t length = 0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), length);
+    if (error != std::errc() || end != part.data() + part.size() || length < 1 ||
+        length > aitune::max_input_dimension) {
+      throw UsageError{
+          fmt::format("--lengths takes sizes from 1, comma-separated; got '{}'", text)};
+    }
+    if (std::find(lengths.begin(), lengths.end(), length) != lengths.end()) {
+      throw UsageError{fmt::format("--lengths gives {} twice", length)};
+    }
+    lengths.push_back(length);
+  }
+  return lengths;
+}
+
+/// --weights: numbers from 0, comma-separated, at least one above 0.
+inline std::vector<double> parse_weights(const std::string& text) {
+  std::vector<double> weights;
+  for (const std::string_view part : aitune::comma_separated(text)) {
+    double weight = 0.0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), weight);
+    if (error != std::errc() || end != part.data() + part.size() || !(weight >= 0.0) ||
+        !std::isfinite(weight)) {
+      throw UsageError{
+          fmt::format("--weights takes numbers from 0, comma-separated; got '{}'", text)};
+    }
+    weights.push_back(weight);
+  }
+  if (!weights.empty() &&
+      std::none_of(weights.begin(), weights.end(), [](double weight) { return weight > 0.0; })) {
+    throw UsageError{"--weights: at least one weight must be above 0"};
+  }
+  return weights;
+}
+
 /// --runtime-threads: sweep, or thread counts (0: the runtime's default).
 inline std::vector<int> parse_runtime_threads(const std::string& text) {
   if (text == "sweep") {
@@ -321,6 +366,8 @@ inline Options parse_arguments(int argc, char** argv) {
   std::string cache;
   std::string expect;
   int samples = 0;
+  std::string lengths;
+  std::string weights;
 
   const std::string inputs_group = "Model and inputs";
   app.add_option("MODEL", model, wrapped("the model file: a .pt2 archive or a TorchScript file"))
@@ -353,6 +400,18 @@ inline Options parse_arguments(int argc, char** argv) {
                  wrapped("random samples to tune and check on (default 1; with --input)"))
       ->type_name("N")
       ->check(CLI::Range(1, 1000))
+      ->group(inputs_group);
+  app.add_option("--lengths", lengths,
+                 wrapped("for a model exported with dynamic axes (tools/export_model.py "
+                         "--dynamic): tune on the --input shapes with those axes at each of these "
+                         "sizes, e.g. 32,128,256 (--samples random samples each)"))
+      ->type_name("L,L,...")
+      ->group(inputs_group);
+  app.add_option("--weights", weights,
+                 wrapped("how much of the traffic each length of --lengths (else each sample) "
+                         "stands for, e.g. 6,3,1: the decision is on the latency weighted so "
+                         "(default: equal)"))
+      ->type_name("W,W,...")
       ->group(inputs_group);
   app.add_option("--device", options.device, wrapped("cpu (default), cuda or cuda:N"))
       ->type_name("DEVICE")
@@ -525,6 +584,8 @@ inline Options parse_arguments(int argc, char** argv) {
   if (!cache.empty()) options.cache = std::filesystem::path(cache);
   if (!expect.empty()) options.expect = std::filesystem::path(expect);
   if (app.count("--samples") > 0) options.samples = samples;
+  options.lengths = parse_lengths(lengths);
+  options.weights = parse_weights(weights);
   for (const auto& file : sample_files)
     options.sample_files.emplace_back(file);
   for (const auto& package : aoti_packages)
@@ -615,6 +676,23 @@ inline Options parse_arguments(int argc, char** argv) {
   }
   if (options.samples && !options.sample_files.empty()) {
     throw UsageError{"--samples counts random samples; with --sample, each file is one sample"};
+  }
+  if (!options.lengths.empty() && options.inputs.empty()) {
+    throw UsageError{"--lengths sets the dynamic axes of the --input shapes: with --sample files, "
+                     "give files of each length"};
+  }
+  if (!options.weights.empty()) {
+    const std::size_t expected = !options.lengths.empty() ? options.lengths.size()
+                                 : !options.sample_files.empty()
+                                     ? options.sample_files.size()
+                                     : static_cast<std::size_t>(options.samples.value_or(1));
+    const char* each = !options.lengths.empty()        ? "length of --lengths"
+                       : !options.sample_files.empty() ? "--sample file"
+                                                       : "random sample (--samples)";
+    if (options.weights.size() != expected) {
+      throw UsageError{fmt::format("--weights gives {} weights: one per {} is {}",
+                                   options.weights.size(), each, expected)};
+    }
   }
   if (options.expect && options.sample_files.empty()) {
     throw UsageError{"--expect compares the outputs for the first --sample: give the inputs they "

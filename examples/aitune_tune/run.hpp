@@ -152,14 +152,31 @@ inline std::vector<aitune::lt::InputSpec> inputs_in_model_order(const Options& o
   return ordered;
 }
 
-/// The samples to tune on: random ones from `inputs` (--input, in the model's order), or those
-/// --sample files hold.
+/// The samples to tune on: random ones from `inputs` (--input, in the model's order), at each
+/// of --lengths on the model's dynamic axes (`ranges`), or those --sample files hold.
 inline std::vector<aitune::lt::Sample>
 make_samples(const Options& options, const std::vector<aitune::lt::InputSpec>& inputs,
-             c10::Device device) {
+             const aitune::lt::InputRanges& ranges, c10::Device device) {
   std::vector<aitune::lt::Sample> samples;
-  for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
-    samples.push_back(aitune::lt::make_random_sample(inputs, device, static_cast<unsigned>(i)));
+  const std::vector<std::int64_t> lengths =
+      options.lengths.empty() ? std::vector<std::int64_t>{-1} : options.lengths;
+  for (const std::int64_t length : lengths) {
+    std::vector<aitune::lt::InputSpec> specs = inputs;
+    for (const aitune::lt::AxisRange& range : ranges.axes) {
+      if (length < 0 || range.position >= specs.size() ||
+          range.axis >= specs[range.position].shape.size()) {
+        continue;
+      }
+      if (length < range.min || length > range.max) {
+        throw UsageError{fmt::format("--lengths {}: input '{}' takes {} to {} on axis {}, the "
+                                     "range it was exported for",
+                                     length, range.input, range.min, range.max, range.axis)};
+      }
+      specs[range.position].shape[range.axis] = length;
+    }
+    for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
+      samples.push_back(aitune::lt::make_random_sample(specs, device, static_cast<unsigned>(i)));
+    }
   }
   for (const auto& file : options.sample_files) {
     samples.push_back(aitune::lt::load_sample_file(file, device));
@@ -302,7 +319,13 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     candidates = lt::with_torch_threads(model, std::move(candidates), counts);
   }
   const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
-  const std::vector<lt::Sample> samples = make_samples(options, inputs, device);
+  const lt::InputRanges ranges = lt::InputRanges::of(model);
+  if (!options.lengths.empty() && ranges.empty()) {
+    throw UsageError{fmt::format("--lengths: '{}' records no dynamic axis (export it with "
+                                 "tools/export_model.py --dynamic NAME:AXIS:MIN..MAX)",
+                                 options.model.string())};
+  }
+  const std::vector<lt::Sample> samples = make_samples(options, inputs, ranges, device);
   // The precision a candidate computes in, as the report will name it: a precision variant's
   // own, else the model's (read off its inputs or weights).
   const aitune::Precision native = lt::model_precision(model, samples.front());
@@ -354,6 +377,14 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   profiling.set_time_budget_ms(options.time_budget_s * 1000.0);
   if (options.sequential) profiling.set_schedule(Schedule::sequential);
   profiling.set_callers(options.callers);
+  if (!options.weights.empty()) {
+    // One weight per length weighs each of its samples; else one per sample.
+    std::vector<double> weights;
+    const std::size_t each = options.lengths.empty() ? 1 : samples.size() / options.lengths.size();
+    for (const double weight : options.weights)
+      weights.insert(weights.end(), each, weight);
+    profiling.set_sample_weights(std::move(weights));
+  }
   if (options.stable) profiling.set_stop_rule(StableWindow());
   if (options.switch_warmup_ms) {
     profiling.set_race(

@@ -15,6 +15,9 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
                  outputs_200.pt)
   bert_dynamic_reseeded  the same with other weights, the ExportedProgram only
   gpt2           transformers GPT2Model, 2 layers, n_embd 64, use_cache=False, likewise
+  gpt2_dynamic   the same GPT2Model with 256 positions, exported for sequences of 8 to 128 tokens
+                 (example length 64), every variant for the range, and eager PyTorch's inputs
+                 and outputs at 100 tokens
   rendezvous     calls the custom op aitune_test::rendezvous, which the C++ tests register: it
                  holds a call until a second one arrives, so a test can tell overlapping calls
                  from queued ones
@@ -129,10 +132,11 @@ def bert(positions=64):
                                 max_position_embeddings=positions))
 
 
-def gpt2():
+def gpt2(positions=64):
     from transformers import GPT2Config, GPT2Model
-    return GPT2Model(GPT2Config(n_embd=64, n_layer=2, n_head=2, vocab_size=1000, n_positions=64,
-                                bos_token_id=0, eos_token_id=0, use_cache=False))
+    return GPT2Model(GPT2Config(n_embd=64, n_layer=2, n_head=2, vocab_size=1000,
+                                n_positions=positions, bos_token_id=0, eos_token_id=0,
+                                use_cache=False))
 
 
 TOKENS = ["input_ids=1x16:int64[0,1000)", "attention_mask=1x16:int64[1,2)"]
@@ -159,6 +163,10 @@ MODELS = {
     "bert_dynamic_reseeded": Model(lambda: reseeded(1, lambda: bert(positions=512)), LONG_TOKENS,
                                    (), dynamic=("input_ids:1:8..256", "attention_mask:1:8..256")),
     "gpt2": Model(gpt2, TOKENS),
+    "gpt2_dynamic": Model(lambda: gpt2(positions=256),
+                          ["input_ids=1x64:int64[0,1000)", "attention_mask=1x64:int64[1,2)"],
+                          RUNTIMES, dynamic=("input_ids:1:8..128", "attention_mask:1:8..128"),
+                          also_at=(100,)),
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
     "no_onnx": Model(NoOnnx, ["1x6x8"], RUNTIMES, ("onnx", "openvino")),

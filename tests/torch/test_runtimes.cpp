@@ -361,8 +361,38 @@ TEST_CASE("A BERT exported for sequences of 8 to 256 tokens, tuned at 64 and 128
   CHECK(check.passed);
 }
 
-TEST_CASE("A range model's tuning is cached by its weights and the lengths tuned, not by the "
-          "values",
+TEST_CASE("A GPT-2 exported for 8 to 128 tokens tunes at two lengths with every family's "
+          "candidate correct, and serves a third as eager PyTorch does",
+          "[runtimes][exported][real_model][hf][shapes]") {
+  if (!runtime_ready(onnx_runtime_missing() + openvino_missing())) return;
+  const auto model = exported("gpt2_dynamic");
+  REQUIRE(model.model.archive->dynamic_axes.size() == 2);
+  const auto io = aitune::testing::exported_dir() / "gpt2_dynamic.io";
+  const Sample at_100 = load_sample_file(io / "inputs_100.pt", torch::kCPU);
+  const c10::IValue eager_100 = load_outputs_file(io / "outputs_100.pt");
+  torch::manual_seed(7);
+  const TunedModule tuned = tune(model.model, {tokens(32), tokens(96)},
+                                 {.config = quick_config().enable_performance_validation(false)});
+  std::set<std::string> families;
+  for (const auto& row : tuned.report().candidates) {
+    INFO(row.backend << ": " << row.reason);
+    CHECK(row.status == CandidateStatus::ok);
+    families.insert(row.backend.substr(0, row.backend.find('(')));
+  }
+  // From PyTorch 2.12 the AOTInductor model is the baseline, not a candidate.
+  CHECK((families.contains("AOTInductor") || NativeRuntime::available() == false));
+  CHECK(families.contains("OnnxRuntime"));
+  CHECK(families.contains("OpenVino"));
+  CHECK(tuned.report().measurement.serves == "input_ids [1, 8..128], attention_mask [1, 8..128]");
+  const OutputCheck check =
+      compare_outputs(&eager_100, tuned.forward(at_100), tuned.backend().output_policy());
+  INFO(tuned.selected() << ": " << check.reason);
+  CHECK(check.passed);
+  CHECK_THROWS_WITH(tuned.forward(tokens(129)), Catch::Contains("takes 8 to 128"));
+}
+
+TEST_CASE("A range model's tuning is keyed by its parameters, the lengths tuned and their "
+          "weights (not the input values), checked at the range's bounds, and reports its mix",
           "[runtimes][exported][real_model][hf][shapes][cache]") {
   const auto model = exported("bert_dynamic");
   const auto reseeded = exported("bert_dynamic_reseeded");
@@ -378,19 +408,45 @@ TEST_CASE("A range model's tuning is cached by its weights and the lengths tuned
   CHECK(key["model_sha256"] !=
         tuning_key(reseeded.model, samples, candidates, config)["model_sha256"]);
 
-  // Through a cache: the same lengths and weights hit, and the module serves the range.
+  // Through a cache: the same lengths and weights hit, other weights or lengths miss, and the
+  // module serves the range.
+  const auto weighted = [&](std::vector<double> weights) {
+    return StrategyConfig(config).set_profiling(
+        ProfilingConfig(config.profiling()).set_sample_weights(std::move(weights)));
+  };
   const auto path = std::filesystem::temp_directory_path() /
                     fmt::format("aitune_{}_range_cache.json", ::getpid());
   {
     const TuningCache cache(path);
-    const TunedModule first = tune(model.model, samples, {.config = config, .cache = &cache});
+    const TunedModule first =
+        tune(model.model, samples, {.config = weighted({3.0, 1.0}), .cache = &cache});
     CHECK_FALSE(first.report().cache_hit);
-    const TunedModule second = tune(model.model, same_lengths, {.config = config, .cache = &cache});
+    // Timed at 64 and 128 tokens, weighed 3 to 1; checked at the range's bounds, never timed.
+    const MeasurementReport& measured = first.report().measurement;
+    REQUIRE(measured.shapes.size() == 4);
+    CHECK(measured.shapes[0].shape == "1x64:int64, 1x64:int64");
+    CHECK(measured.shapes[0].weight == Catch::Detail::Approx(0.75));
+    CHECK(measured.shapes[1].shape == "1x128:int64, 1x128:int64");
+    CHECK(measured.shapes[2].shape == "1x8:int64, 1x8:int64");
+    CHECK(measured.shapes[3].shape == "1x256:int64, 1x256:int64");
+    CHECK(measured.shapes[3].weight == 0.0);
+    CHECK(measured.serves == "input_ids [1, 8..256], attention_mask [1, 8..256]");
+    for (const CandidateReport& row : first.report().candidates) {
+      INFO(row.backend << ": " << row.reason);
+      CHECK(row.status == CandidateStatus::ok);
+      CHECK(row.shape_medians_ms.size() == 2);
+    }
+    const TunedModule second =
+        tune(model.model, same_lengths, {.config = weighted({3.0, 1.0}), .cache = &cache});
     CHECK(second.report().cache_hit);
     CHECK(second.selected() == first.selected());
+    CHECK(second.report().measurement.serves == measured.serves);
     CHECK_NOTHROW(second.forward(tokens(200)));
+    const TunedModule reweighted =
+        tune(model.model, same_lengths, {.config = weighted({1.0, 3.0}), .cache = &cache});
+    CHECK_FALSE(reweighted.report().cache_hit);
     const TunedModule longer =
-        tune(model.model, other_lengths, {.config = config, .cache = &cache});
+        tune(model.model, other_lengths, {.config = weighted({3.0, 1.0}), .cache = &cache});
     CHECK_FALSE(longer.report().cache_hit);
   }
   std::remove(path.c_str());

@@ -12,7 +12,8 @@
 /// (check/stored_reference.hpp);
 /// - device_memory: what LibTorch's CUDA allocator holds on the model's GPU
 /// (measure/device_memory.hpp);
-/// - default_timer: DeviceTimer, CUDA events on a GPU (measure/device_timer.hpp).
+/// - default_timer: DeviceTimer, CUDA events on a GPU (measure/device_timer.hpp);
+/// - sample_shape: each argument's shape and dtype (sample_shape_text, model/input_spec.hpp).
 ///
 /// The baseline (baseline_traits) is each type's own `make_baseline`; AnyBackend's is in
 /// tune/baseline.hpp, which picks the native runtime for a `.pt2` and TorchEager for TorchScript.
@@ -29,6 +30,7 @@
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/measure/device_memory.hpp"
 #include "aitune/torch/measure/device_timer.hpp"
+#include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/model.hpp"
 
 #include <concepts>
@@ -133,6 +135,13 @@ struct device_memory<B> {
 template <lt::TorchBackend B>
 struct default_timer<B> {
   using type = lt::DeviceTimer;
+};
+
+template <lt::TorchBackend B>
+struct sample_shape<B> {
+  [[nodiscard]] static std::string of(const lt::Sample& sample) {
+    return lt::sample_shape_text(sample);
+  }
 };
 
 }  // namespace aitune

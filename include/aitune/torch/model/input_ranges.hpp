@@ -106,6 +106,40 @@ struct InputRanges {
     return {};
   }
 
+  /// `sample` at the range's smallest and largest sizes (one sample when they are equal): each
+  /// ranged axis cut to its min, or its values repeated up to its max, so token ids stay in
+  /// their vocabulary and masks stay 0 or 1. For the check a tuning makes at the bounds.
+  [[nodiscard]] std::vector<Sample> at_bounds(const Sample& sample) const {
+    const auto at = [&](bool largest) {
+      Sample bound = sample;
+      for (const AxisRange& range : axes) {
+        if (range.position >= bound.size() || !bound[range.position].isTensor()) continue;
+        bound[range.position] =
+            resized(bound[range.position].toTensor(), range.axis, largest ? range.max : range.min);
+      }
+      return bound;
+    };
+    std::vector<Sample> bounds{at(false)};
+    if (std::any_of(axes.begin(), axes.end(), [](const AxisRange& r) { return r.max != r.min; }))
+      bounds.push_back(at(true));
+    return bounds;
+  }
+
+  /// Each ranged input of `sample` with its shape as the range allows it:
+  /// `input_ids [1, 8..256], attention_mask [1, 8..256]`.
+  [[nodiscard]] std::string describe_inputs(const Sample& sample) const {
+    std::vector<std::string> inputs;
+    for (std::size_t position = 0; position < sample.size(); ++position) {
+      const auto ranged = std::find_if(axes.begin(), axes.end(), [&](const AxisRange& range) {
+        return range.position == position;
+      });
+      if (ranged == axes.end() || !sample[position].isTensor()) continue;
+      inputs.push_back(fmt::format("{} {}", ranged->input,
+                                   describe(position, sample[position].toTensor().sizes().vec())));
+    }
+    return fmt::format("{}", fmt::join(inputs, ", "));
+  }
+
   /// `shape` of input `position` with each ranged axis written `MIN..MAX`: `[1, 8..256]`.
   [[nodiscard]] std::string describe(std::size_t position,
                                      const std::vector<std::int64_t>& shape) const {
@@ -124,6 +158,19 @@ struct InputRanges {
       if (range.position == position && range.axis == axis) return &range;
     }
     return nullptr;
+  }
+
+  /// `tensor` with `axis` of `size`: its first values, or its values repeated.
+  static at::Tensor resized(const at::Tensor& tensor, std::size_t axis, std::int64_t size) {
+    const auto dim = static_cast<std::int64_t>(axis);
+    if (!tensor.defined() || dim >= tensor.dim() || tensor.size(dim) == 0) return tensor;
+    at::Tensor longer = tensor;
+    if (tensor.size(dim) < size) {
+      std::vector<std::int64_t> repeats(static_cast<std::size_t>(tensor.dim()), 1);
+      repeats[axis] = (size + tensor.size(dim) - 1) / tensor.size(dim);
+      longer = tensor.repeat(repeats);
+    }
+    return longer.narrow(dim, 0, size).contiguous();
   }
 
   static std::int64_t size_of(const Sample& sample, const AxisRange& range) {

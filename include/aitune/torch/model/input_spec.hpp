@@ -184,5 +184,21 @@ struct InputSpec {
   return arguments;
 }
 
+/// A sample's shape in one line, which samples of one shape share (aitune::sample_shape): each
+/// tensor argument's shape and dtype, each other argument by its kind (`1x64:int64, 1x64:int64`),
+/// so a tuning weighs and times the shapes apart.
+[[nodiscard]] inline std::string sample_shape_text(const Sample& sample) {
+  std::vector<std::string> arguments;
+  for (const c10::IValue& argument : sample) {
+    if (argument.isTensor()) {
+      const at::Tensor& tensor = argument.toTensor();
+      arguments.push_back(InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
+    } else {
+      arguments.push_back(argument.tagKind());
+    }
+  }
+  return fmt::format("{}", fmt::join(arguments, ", "));
+}
+
 }  // namespace AITUNE_LT_ABI
 }  // namespace aitune::lt

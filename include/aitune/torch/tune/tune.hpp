@@ -24,6 +24,8 @@
 #include "aitune/torch/tune/tuning_key.hpp"
 #include "aitune/torch/wrappers/torch_threads.hpp"
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <span>
 #include <utility>
@@ -60,6 +62,27 @@ struct TuneOptions {
   TunedThreads torch_threads = TunedThreads::recommend;
 };
 
+/// `samples` with, first, the samples at the bounds of the range the module serves (none unless
+/// `shapes` is a range), weighted 0 in `config` (checked, never timed: the weights given are the
+/// user's samples').
+[[nodiscard]] inline std::vector<Sample> with_range_bounds(const ShapeContract& shapes,
+                                                           const std::vector<Sample>& samples,
+                                                           StrategyConfig& config) {
+  if (shapes.check != ShapeCheck::range || samples.empty()) return samples;
+  std::vector<double> weights = config.profiling().sample_weights();
+  if (!weights.empty() && weights.size() != samples.size()) {
+    throw ConfigError(
+        fmt::format("the sample weights are one per sample: {} weights for {} samples",
+                    weights.size(), samples.size()));
+  }
+  if (weights.empty()) weights.assign(samples.size(), 1.0);
+  std::vector<Sample> checked = shapes.ranges.at_bounds(samples.front());
+  weights.insert(weights.begin(), checked.size(), 0.0);
+  checked.insert(checked.end(), samples.begin(), samples.end());
+  config.set_profiling(ProfilingConfig(config.profiling()).set_sample_weights(std::move(weights)));
+  return checked;
+}
+
 /// Tunes `model` on its batch-size-1 `samples` with MinLatencyStrategy and returns the tuned
 /// module; see TuneOptions for the candidates, settings and cache.
 [[nodiscard]] inline TunedModule tune(const Model& model, const std::vector<Sample>& samples,
@@ -75,17 +98,23 @@ struct TuneOptions {
           ? std::move(*options.candidates)
           : default_candidates_for_callers(model, options.config.profiling().callers());
   const ShapeContract shapes = shape_check_for(model, candidates);
+  // A module that will serve a range is checked at its bounds too (never timed there).
+  const std::vector<Sample> checked = with_range_bounds(shapes, samples, options.config);
+  const auto served = [&](TuneResult<AnyBackend> result) {
+    if (shapes.check == ShapeCheck::range && !samples.empty())
+      result.report.measurement.serves = shapes.ranges.describe_inputs(samples.front());
+    return TunedModule(std::move(result), samples, shapes, options.torch_threads);
+  };
   if (options.cache == nullptr) {
     MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
-    return TunedModule(strategy.tune(model, samples), samples, shapes, options.torch_threads);
+    return served(strategy.tune(model, checked));
   }
   const nlohmann::json key =
       options.key ? std::move(*options.key)
-                  : tuning_key(model, samples, candidates, options.config, *options.cache);
+                  : tuning_key(model, checked, candidates, options.config, *options.cache);
   MinLatencyStrategy<AnyBackend> strategy(std::move(candidates), std::move(options.config));
-  return TunedModule(
-      tune_with_cache(strategy, *options.cache, key, model, std::span<const Sample>(samples)),
-      samples, shapes, options.torch_threads);
+  return served(
+      tune_with_cache(strategy, *options.cache, key, model, std::span<const Sample>(checked)));
 }
 
 }  // namespace AITUNE_LT_ABI
