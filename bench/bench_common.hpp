@@ -6,6 +6,7 @@
 
 #include <aitune/aitune.hpp>
 #include <aitune/core/io/atomic_file.hpp>
+#include <aitune/core/io/cpu_info.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,17 +27,12 @@ inline void write_json(const std::filesystem::path& path, const nlohmann::json& 
   write_json_file(path, json);
 }
 
-/// The machine, as far as a program can tell, for every benchmark's JSON.
+/// The machine, as far as a program can tell, for every benchmark's JSON: the CPU's model, the
+/// instruction sets that decide reduced precision, and its hardware threads.
 inline nlohmann::json machine_json() {
-  std::string cpu = "unknown";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  return {{"cpu", cpu}, {"hardware_threads", std::thread::hardware_concurrency()}};
+  return {{"cpu", cpu_model_name()},
+          {"cpu_features", cpu_features()},
+          {"hardware_threads", std::thread::hardware_concurrency()}};
 }
 
 /// The order statistics bounding the median of n values with at least 95 % confidence

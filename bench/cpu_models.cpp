@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
     }
     fmt::print("aitune-bench-models on {} ({} hardware threads, LibTorch {}, {} intra-op "
                "threads), default settings (interleaved race, confident median rule)\n{}",
-               bench::machine_json()["cpu"].get<std::string>(), std::thread::hardware_concurrency(),
-               lt::libtorch_version(), at::get_num_threads(), table);
+               aitune::describe_cpu(), std::thread::hardware_concurrency(), lt::libtorch_version(),
+               at::get_num_threads(), table);
     nlohmann::json json{{"benchmark", "models"},
                         {"machine", bench::machine_json()},
                         {"device", device.str()},

@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
   }
   const bool within = reloaded_growth <= bound_mib;
   fmt::print("Resident memory over {} tunings of {} (default candidates{}), {}\n{}", runs, name,
-             only.empty() ? "" : fmt::format(" matching '{}'", only),
-             bench::machine_json()["cpu"].get<std::string>(), table);
+             only.empty() ? "" : fmt::format(" matching '{}'", only), aitune::describe_cpu(),
+             table);
   fmt::print("reloaded: growth after the 2nd tuning {:+.1f} MiB (bound {:.0f} MiB): {}\n",
              reloaded_growth, bound_mib, within ? "within" : "OVER THE BOUND");
   fmt::print("same Model object: {:+.1f} MiB per tuning, kept by LibTorch until the model is "

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       }
     }
     fmt::print("Decision stability on {} ({}), {} runs per row, time budget {} s per tuning, {}\n",
-               argv[1], argv[2], runs, budget_s, bench::machine_json()["cpu"].get<std::string>());
+               argv[1], argv[2], runs, budget_s, aitune::describe_cpu());
     fmt::print("  {:<54}{:<8}{:>9}{:>10}{:>12}{:>12}   {}\n", "candidates", "rule", "changes",
                "distinct", "calls", "seconds", "decisions seen");
     fmt::print("{}", table);

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("Ties on real models: three TorchEager candidates identical to the baseline, {} runs "
              "per row, {}\n",
-             runs, bench::machine_json()["cpu"].get<std::string>());
+             runs, aitune::describe_cpu());
   fmt::print("  {:<16}{:<8}{:>9}{:>9}{:>16}{:>18}   {}\n", "model", "rule", "kept", "settled",
              "calls [p90]", "seconds [p90]", "stop reasons");
   fmt::print("{}", table);

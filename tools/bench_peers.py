@@ -45,7 +45,7 @@ import numpy
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_real import cpu_name  # noqa: E402
+from bench_real import cpu_features, cpu_name, describe_cpu  # noqa: E402
 from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
@@ -440,7 +440,7 @@ def main():
         os.makedirs(args.report_dir, exist_ok=True)
         results = [bench_model(args, name, log) for name in args.names or FIVE]
     cpu = cpu_name()
-    print(f"machine: {cpu}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
+    print(f"machine: {describe_cpu()}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
           f"{torch.get_num_threads()} intra-op threads")
     for result in results:
         print_model(result)
@@ -461,7 +461,8 @@ def main():
         import onnxruntime
         import openvino
         with open(args.json, "w") as f:
-            json.dump({"machine": cpu, "hardware_threads": os.cpu_count(),
+            json.dump({"machine": cpu, "cpu_features": cpu_features(),
+                       "hardware_threads": os.cpu_count(),
                        "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
                        "openvino": openvino.__version__, "geomean_ratio": geomean,
                        "alone_geomean_ratio": alone_geomean,

@@ -186,6 +186,26 @@ def cpu_name():
     except (OSError, StopIteration):
         return platform.processor() or "unknown"
 
+PRECISION_FEATURES = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16",
+                      "amx_bf16", "amx_int8")
+
+
+def cpu_features():
+    """The instruction sets that decide reduced precision (/proc/cpuinfo's flags), in the order
+    the C++ reports list them (aitune::precision_cpu_features)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(line.split(":", 1)[1].split() for line in f if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return []
+    return [feature for feature in PRECISION_FEATURES if feature in flags]
+
+
+def describe_cpu():
+    """The CPU in one line: `AMD EPYC (avx2)`."""
+    return f"{cpu_name()} ({' '.join(cpu_features()) or 'no AVX2, AVX-512 or AMX'})"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"default: all of {', '.join(MODELS)}")
@@ -242,8 +262,9 @@ def main():
                      f"{yes_no(row.get('outputs_equal')):<8} {row.get('selected', '-'):<50} "
                      f"{ratio_text(row.get('ratio')):<26} {row.get('cause') or ''}")
     import torch
-    machine = {"cpu": cpu_name(), "hardware_threads": os.cpu_count()}
-    print(f"aitune real-model benchmark on {machine['cpu']} ({machine['hardware_threads']} "
+    machine = {"cpu": cpu_name(), "cpu_features": cpu_features(),
+               "hardware_threads": os.cpu_count()}
+    print(f"aitune real-model benchmark on {describe_cpu()} ({machine['hardware_threads']} "
           f"hardware threads), torch {torch.__version__}, variants {args.variants}, "
           f"time budget {args.time_budget:g} s")
     print("\n".join(lines))

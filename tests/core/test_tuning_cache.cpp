@@ -2,6 +2,7 @@
 // The tuning cache: SHA-256, the file (merge, lock, damaged files), reports read back, and
 // tune_with_cache on fake backends.
 #include "support/fake_backend.hpp"
+#include <aitune/core/io/cpu_info.hpp>
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
@@ -1119,4 +1120,31 @@ TEST_CASE("A file name that is not valid UTF-8 is stored and written, with U+FFF
   for (const auto& file : files_in(dir))
     CHECK(file.extension() != ".tmp");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The machine's reduced-precision instruction sets tell apart CPUs of one model name",
+          "[cache][key]") {
+  // /proc/cpuinfo's flags of two 2-core machines that both call themselves "AMD EPYC".
+  const std::string zen2 = "fpu vme de pse tsc msr sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 "
+                           "bmi1 bmi2 sha_ni clzero";
+  const std::string zen4 = "fpu vme sse sse2 avx f16c avx2 avx512f avx512dq avx512cd avx512bw "
+                           "avx512vl avx512_bf16 avx512vbmi avx512_vnni avx512_bitalg gfni";
+  CHECK(cpu_features_of(zen2) == std::vector<std::string>{"avx2"});
+  CHECK(cpu_features_of(zen4) ==
+        std::vector<std::string>{"avx2", "avx512f", "avx512_vnni", "avx512_bf16"});
+  const std::string sapphire_rapids = "avx2 avx_vnni avx512f avx512_vnni avx512_bf16 avx512_fp16 "
+                                      "amx_bf16 amx_tile amx_int8";
+  CHECK(cpu_features_of(sapphire_rapids).size() == 8);
+  // A name that only starts like a feature is not that feature.
+  CHECK(cpu_features_of("avx2x avx512 amx").empty());
+  CHECK(cpu_features_of("").empty());
+  // This machine's, as every key and report environment names them.
+  const std::vector<std::string>& here = cpu_features();
+  CHECK(std::is_sorted(here.begin(), here.end(), [](const std::string& a, const std::string& b) {
+    const auto at = [](const std::string& f) {
+      return std::find(precision_cpu_features.begin(), precision_cpu_features.end(), f);
+    };
+    return at(a) < at(b);
+  }));
+  CHECK_THAT(describe_cpu(), Catch::StartsWith(cpu_model_name() + " ("));
 }

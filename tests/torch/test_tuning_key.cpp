@@ -56,6 +56,8 @@ TEST_CASE("The tuning key is stable and changes with the model, inputs, candidat
   CHECK(key["libtorch"] == libtorch_version());
   CHECK(key["machine"]["device"] == "cpu");
   CHECK(key["machine"].contains("cpu"));
+  // Two CPUs of one model name may differ in what decides reduced precision (AVX-512, AMX).
+  CHECK(key["machine"]["cpu_features"] == nlohmann::json(aitune::cpu_features()));
   CHECK(key["candidates"].size() == 2);
 
   const auto differs = [&](const nlohmann::json& other, std::string_view field) {

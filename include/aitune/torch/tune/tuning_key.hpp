@@ -4,15 +4,17 @@
 /// @file
 /// What a LibTorch tuning's decision depends on, as JSON: the key of the tuning cache, and the
 /// environment of the report. The key covers the model's content, the inputs' shapes and dtypes,
-/// the machine (CPU model and threads; GPU, compute capability, CUDA runtime, driver and cuDNN
-/// versions), LibTorch's intra-op threads, the LibTorch and aitune versions, every candidate
-/// (its key, description, tolerance and the content of any file it loads) and every setting
-/// that can change the decision, by value (settings_key). Anything else (the time of day, the path
-/// of the model file) is left out, so identical machines share entries.
+/// the machine (CPU model, the instruction sets that decide reduced precision, and threads; GPU,
+/// compute capability, CUDA runtime, driver and cuDNN versions), LibTorch's intra-op threads, the
+/// LibTorch and aitune versions, every candidate (its key, description, tolerance and the content
+/// of any file it loads) and every setting that can change the decision, by value (settings_key).
+/// Anything else (the time of day, the path of the model file) is left out, so identical machines
+/// share entries.
 
 #include "aitune/core/cache/settings_key.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/detail/cache/sha256.hpp"
+#include "aitune/core/io/cpu_info.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
 #include "aitune/torch/libtorch.hpp"
@@ -44,37 +46,13 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-namespace detail {
-
-inline std::string read_cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.starts_with("model name")) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        const auto start = line.find_first_not_of(' ', colon + 1);
-        return start == std::string::npos ? std::string("unknown") : line.substr(start);
-      }
-    }
-  }
-  return "unknown";
-}
-
-/// The CPU's model name from /proc/cpuinfo, or "unknown". Read once per process: a key and a
-/// report environment each ask.
-inline const std::string& cpu_model_name() {
-  static const std::string name = read_cpu_model_name();
-  return name;
-}
-
-}  // namespace detail
-
-/// The machine `device` is on: the CPU's model and hardware threads and, for a CUDA device, the
-/// GPU's name, compute capability, and the CUDA runtime, driver and cuDNN versions.
+/// The machine `device` is on: the CPU's model, the instruction sets that decide reduced
+/// precision (core/io/cpu_info.hpp) and hardware threads and, for a CUDA device, the GPU's name,
+/// compute capability, and the CUDA runtime, driver and cuDNN versions.
 [[nodiscard]] inline nlohmann::json describe_machine(c10::Device device) {
   nlohmann::json machine{{"device", device.str()},
-                         {"cpu", detail::cpu_model_name()},
+                         {"cpu", cpu_model_name()},
+                         {"cpu_features", cpu_features()},
                          {"hardware_threads", std::thread::hardware_concurrency()}};
 #if AITUNE_WITH_CUDA
   if (device.is_cuda()) {
