@@ -26,6 +26,11 @@
 #                             both served at 4 callers (MobileNetV3-Small, ResNet-18, Transformer)
 #   tools/bench.sh load       8 callers x 2000 requests on each family's winner (MobileNetV3-Small):
 #                             no error, outputs checked against the baseline, memory flat
+#   tools/bench.sh shapes     the price of a range: BERT and GPT-2 exported with a dynamic sequence
+#                             length (8..256) against static exports at 32, 128 and 256 and against
+#                             padding to 256, per runtime (ONNX Runtime, OpenVINO, AOTInductor;
+#                             eager PyTorch for reference), in shuffled interleaved rounds
+#                             (tools/bench_shapes.py; no C++ target; about 35 min on 2 cores, exports included)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -40,14 +45,18 @@ case "$which" in
   load) targets=(inference-server) ;;
   callers) targets=(aitune-bench-serving) ;;
   real|peers) targets=(aitune-tune) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers" >&2
+  shapes) targets=() ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|shapes" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
 tools/setup-venv.sh
-# The ci preset leaves the benchmarks out of CI's build: they are built here, on demand.
-cmake --preset ci -DAITUNE_BUILD_BENCHMARKS=ON >/dev/null
-cmake --build --preset ci --target "${targets[@]}"
+# The ci preset leaves the benchmarks out of CI's build: they are built here, on demand (a mode
+# that runs no C++ program builds nothing).
+if [ ${#targets[@]} -gt 0 ]; then
+  cmake --preset ci -DAITUNE_BUILD_BENCHMARKS=ON >/dev/null
+  cmake --build --preset ci --target "${targets[@]}"
+fi
 out=build/ci/bench
 mkdir -p "$out"
 . tools/torch-versions.sh
@@ -73,6 +82,10 @@ case "$which" in
       "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
       --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
+  shapes)
+    shift
+    .venv/bin/python tools/bench_shapes.py --work-dir "$out/shapes-models" \
+      --json "$out/shapes.json" "$@" ;;
   overhead)
     "$out/aitune-bench-overhead" "$out/overhead.json" ;;
   memory)
