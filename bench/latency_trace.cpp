@@ -88,8 +88,7 @@ int main(int argc, char** argv) {
       (void)backend.infer(samples[0]);
   }
 
-  fmt::print("{} on {}: {} consecutive calls each\n", argv[1],
-             json["machine"]["cpu"].get<std::string>(), calls);
+  fmt::print("{} on {}: {} consecutive calls each\n", argv[1], aitune::describe_cpu(), calls);
   for (auto& backend : backends) {
     std::vector<double> trace;
     for (int i = 0; i < calls; ++i)

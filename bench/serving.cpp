@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
     const auto machine = bench::machine_json();
     fmt::print("aitune-bench-serving: {} on {} ({} hardware threads, LibTorch {}); {} requests "
                "per row\n{}",
-               model_path.filename().string(), machine["cpu"].get<std::string>(),
+               model_path.filename().string(), aitune::describe_cpu(),
                std::thread::hardware_concurrency(), lt::libtorch_version(), requests, table);
     bench::write_json(json_path, {{"benchmark", "serving"},
                                   {"machine", machine},

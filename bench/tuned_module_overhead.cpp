@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
   const auto direct_stats = LatencyStats::from_samples(direct_us);
   const auto tuned_stats = LatencyStats::from_samples(tuned_us);
   const auto diff = bench::median_with_interval(difference_us);
-  fmt::print("TunedModule::forward vs the selected backend's infer ({}), {} rounds x {} calls\n",
-             tuned.selected(), rounds, calls_per_block);
+  fmt::print("TunedModule::forward vs the selected backend's infer ({}), {} rounds x {} calls, "
+             "on {}\n",
+             tuned.selected(), rounds, calls_per_block, aitune::describe_cpu());
   fmt::print("{:<28}{:>14}{:>14}\n", "per call", "median", "p90");
   fmt::print("{:<28}{:>11.3f} us{:>11.3f} us\n", "backend.infer (direct)", direct_stats.median,
              direct_stats.p90);

@@ -1128,6 +1128,33 @@ TEST_CASE("A race left by an exception that is not the backend's still puts the 
   }
 }
 
+TEST_CASE("An after_calls that fails after a block of the steady-state final fails that lane",
+          "[race][measure]") {
+  // A's after_calls fails only after a long run of calls: the final's blocks (settling calls,
+  // then 5 timed), never the race's blocks of 2 or its warm-up.
+  const auto clock = std::make_shared<VirtualClock>();
+  std::size_t run = 0;
+  std::vector<Entrant> entrants{
+      Entrant{"base", true, [clock](std::size_t) { clock->advance(10.0); }},
+      Entrant{"A", false,
+              [&, clock](std::size_t) {
+                ++run;
+                clock->advance(5.0);
+              },
+              [&] {
+                const std::size_t calls = std::exchange(run, 0);
+                if (calls >= 6) throw std::runtime_error("could not put the process back");
+              }},
+      Entrant{"B", false, [clock](std::size_t) { clock->advance(5.1); }}};
+  VirtualTimer timer(clock);
+  const Measurement m = measure_backends(entrants, ProfilingConfig{}, DecisionConfig{}, timer,
+                                         Logger(null_sink()), 1e9, 2);
+  REQUIRE(m.steady_final);
+  REQUIRE(m.lanes[1].failure.has_value());
+  CHECK(*m.lanes[1].failure == "could not put the process back");
+  CHECK(m.steady_final->pick == 2);
+}
+
 // ---- at a server's load -------------------------------------------------------------------
 
 namespace {

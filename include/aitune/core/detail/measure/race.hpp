@@ -515,6 +515,7 @@ class LatencyRace {
         if (call >= 0) timed.keep(shape, ms, -1.0);
       }
     }
+    if (!end_calls(i, run)) return false;
     lane.steady_rounds.set(round, timed.value(mix_));
     return true;
   }
