@@ -6,11 +6,11 @@
 
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/race_config.hpp"
+#include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <limits>
@@ -93,13 +93,8 @@ class ProfilingConfig {
   /// (core/measure/sample_mix.hpp). A sample of weight 0 is checked, never timed. Checked against
   /// the samples when a tuning starts.
   ProfilingConfig& set_sample_weights(std::vector<double> weights) {
-    for (std::size_t i = 0; i < weights.size(); ++i) {
-      if (!(weights[i] >= 0.0) || !std::isfinite(weights[i])) {
-        throw ConfigError(fmt::format("sample {}'s weight is {}: a weight is a finite number, 0 "
-                                      "or more",
-                                      i, weights[i]));
-      }
-    }
+    for (std::size_t i = 0; i < weights.size(); ++i)
+      (void)require_weight(i, weights[i]);
     sample_weights_ = std::move(weights);
     return *this;
   }

@@ -32,6 +32,15 @@ struct SampleShape {
   double weight = 0.0;  ///< its share of the timed traffic (they sum to 1); 0: checked only
 };
 
+/// `weight`, sample `index`'s, when it is a finite number, 0 or more; else a ConfigError.
+inline double require_weight(std::size_t index, double weight) {
+  if (!(weight >= 0.0) || !std::isfinite(weight)) {
+    throw ConfigError(fmt::format(
+        "sample {}'s weight is {}: a weight is a finite number, 0 or more", index, weight));
+  }
+  return weight;
+}
+
 class SampleMix {
  public:
   /// One shape holding samples 0 to `samples` - 1, each weighing the same: the mix of a tuning
@@ -57,12 +66,7 @@ class SampleMix {
     SampleMix mix;
     double total = 0.0;
     for (std::size_t i = 0; i < labels.size(); ++i) {
-      const double weight = weights.empty() ? 1.0 : weights[i];
-      if (!(weight >= 0.0) || !std::isfinite(weight)) {
-        throw ConfigError(fmt::format("sample {}'s weight is {}: a weight is a finite number, 0 "
-                                      "or more",
-                                      i, weight));
-      }
+      const double weight = weights.empty() ? 1.0 : require_weight(i, weights[i]);
       std::vector<SampleShape>& shapes = weight > 0.0 ? mix.timed_ : mix.checked_only_;
       auto shape = std::find_if(shapes.begin(), shapes.end(),
                                 [&](const SampleShape& s) { return s.label == labels[i]; });

@@ -169,16 +169,24 @@ struct InputSpec {
   return sample;
 }
 
+/// How describe_sample writes an argument that is not a tensor.
+enum class NonTensorText {
+  value,  ///< the value itself (`3`)
+  kind    ///< its kind only (`Int`): samples that differ in such a value share one shape
+};
+
 /// Each argument of `sample` as the report shows it: `1x3x224x224`, `1x64:int64` for a tensor,
-/// the value itself for anything else.
-[[nodiscard]] inline std::vector<std::string> describe_sample(const Sample& sample) {
+/// the value itself (or, with NonTensorText::kind, its kind) for anything else.
+[[nodiscard]] inline std::vector<std::string>
+describe_sample(const Sample& sample, NonTensorText others = NonTensorText::value) {
   std::vector<std::string> arguments;
   for (const c10::IValue& argument : sample) {
     if (argument.isTensor()) {
       const at::Tensor& tensor = argument.toTensor();
       arguments.push_back(InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
     } else {
-      arguments.push_back(c10::str(argument));
+      arguments.push_back(others == NonTensorText::value ? c10::str(argument)
+                                                         : std::string(argument.tagKind()));
     }
   }
   return arguments;
@@ -188,16 +196,7 @@ struct InputSpec {
 /// tensor argument's shape and dtype, each other argument by its kind (`1x64:int64, 1x64:int64`),
 /// so a tuning weighs and times the shapes apart.
 [[nodiscard]] inline std::string sample_shape_text(const Sample& sample) {
-  std::vector<std::string> arguments;
-  for (const c10::IValue& argument : sample) {
-    if (argument.isTensor()) {
-      const at::Tensor& tensor = argument.toTensor();
-      arguments.push_back(InputSpec{tensor.sizes().vec(), tensor.scalar_type()}.describe());
-    } else {
-      arguments.push_back(argument.tagKind());
-    }
-  }
-  return fmt::format("{}", fmt::join(arguments, ", "));
+  return fmt::format("{}", fmt::join(describe_sample(sample, NonTensorText::kind), ", "));
 }
 
 }  // namespace AITUNE_LT_ABI
