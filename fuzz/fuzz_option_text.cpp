@@ -1,8 +1,8 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the other option values the command reads, core/cli/option_text.hpp:
-// --tolerance
-// (`bf16:0.05,1e-3`) and the comma-separated --precision and --backends lists. The first byte
-// picks the parser. A parse either keeps its promises or throws ConfigError.
+// --tolerance (`bf16:0.05,1e-3`), --accuracy (`cosine=0.999,top1=98%`) and the comma-separated
+// --precision and --backends lists. The first byte picks the parser. A parse either keeps its
+// promises or throws ConfigError.
 #include <aitune/core/cli/option_text.hpp>
 
 #include <cstdint>
@@ -14,7 +14,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    if (data[0] % 2 == 0) {
+    if (data[0] % 3 == 2) {
+      const aitune::AccuracyBudget budget = aitune::parse_accuracy_text(text);
+      if (!budget.has_measure() || budget.min_samples() == 0) std::abort();
+      if (const auto& cosine = budget.min_cosine(); cosine && !(*cosine >= -1.0 && *cosine <= 1.0))
+        std::abort();
+      if (const auto& top_k = budget.top_k();
+          top_k && (top_k->k < 1 || !(top_k->min_share > 0.0 && top_k->min_share <= 1.0)))
+        std::abort();
+    } else if (data[0] % 3 == 0) {
       const aitune::ToleranceText tolerance = aitune::parse_tolerance_text(text);
       if (!(tolerance.rtol >= 0.0 && tolerance.rtol <= 1e6)) std::abort();
       if (!(tolerance.scale_atol >= 0.0 && tolerance.scale_atol <= 1e6)) std::abort();

@@ -4,7 +4,7 @@
 #   tools/fuzz.sh [SECONDS [TARGET...]]   each torch-free target (or those named) for SECONDS
 #                                         (default 600):
 #       input_text     --input shapes, dtypes and ranges     (core/cli/option_text.hpp)
-#       option_text    --tolerance, --precision, lists       (core/cli/option_text.hpp)
+#       option_text    --tolerance, --accuracy, --precision, lists (core/cli/option_text.hpp)
 #       zip_structure  the zip check in front of LibTorch     (core/detail/text/zip_structure.hpp)
 #   tools/fuzz.sh --libtorch [SECONDS [TARGET...]]   the targets that link LibTorch (or those named):
 #       sample_file      sample files through our limits into LibTorch's own loader

@@ -91,6 +91,9 @@ struct Options {
   std::vector<std::filesystem::path> aoti_packages;
   std::vector<aitune::Precision> precisions;  ///< empty: every precision of the candidates
   std::vector<aitune::lt::ToleranceOverride> tolerances;
+  /// --accuracy: how far a reduced-precision candidate's outputs may move (none: each precision's
+  /// tolerance decides).
+  std::optional<aitune::AccuracyBudget> accuracy;
   std::optional<int> samples;
   /// --lengths: the sizes the model's dynamic axes take in the --input samples, one shape each.
   std::vector<std::int64_t> lengths;
@@ -361,6 +364,7 @@ inline Options parse_arguments(int argc, char** argv) {
   std::vector<std::string> aoti_packages;
   std::string precisions;
   std::vector<std::string> tolerances;
+  std::string accuracy;
   std::string json;
   std::string report_dir;
   std::string cache;
@@ -466,6 +470,18 @@ inline Options parse_arguments(int argc, char** argv) {
                  "largest value, absolute A (default A = R); for precision P only, or all; "
                  "repeatable (defaults: fp32 1e-4, bf16 6.25e-2, fp16 7.8e-3)"))
       ->type_name("[P:]R[,A]")
+      ->group(candidates_group);
+  app.add_option(
+         "--accuracy", accuracy,
+         wrapped("an accuracy budget: how far the outputs of a candidate computing in a lower "
+                 "precision (bf16, int8) may move from the baseline's, judged over every checked "
+                 "sample instead of its tolerance: relative=R (worst error over the output's "
+                 "largest value), cosine=C (least cosine similarity), topK=P (share of the class "
+                 "scores' rows whose baseline class is among the candidate's top K, e.g. "
+                 "top1=98%), scores=OUTPUT (the output holding class scores, e.g. logits), "
+                 "samples=N (checked on at least N samples; default 100, and --samples defaults "
+                 "to it); e.g. cosine=0.999,top1=98%"))
+      ->type_name("BUDGET")
       ->group(candidates_group);
 
   const std::string measure_group = "Measurement and decision";
@@ -667,6 +683,14 @@ inline Options parse_arguments(int argc, char** argv) {
     }
   }
 
+  if (app.count("--accuracy") > 0) {
+    try {
+      options.accuracy = aitune::parse_accuracy_text(accuracy);
+    } catch (const aitune::ConfigError& error) {
+      throw UsageError{fmt::format("--accuracy: {}", error.what())};
+    }
+  }
+
   if (options.model.empty()) throw UsageError{"no model given"};
   if (options.inputs.empty() && options.sample_files.empty()) {
     throw UsageError{"give at least one --input SHAPE or --sample FILE"};
@@ -680,6 +704,12 @@ inline Options parse_arguments(int argc, char** argv) {
   if (!options.lengths.empty() && options.inputs.empty()) {
     throw UsageError{"--lengths sets the dynamic axes of the --input shapes: with --sample files, "
                      "give files of each length"};
+  }
+  if (options.accuracy && !options.samples && options.sample_files.empty()) {
+    // Random samples enough for the budget, spread over the lengths.
+    const std::size_t shapes = std::max<std::size_t>(1, options.lengths.size());
+    options.samples = static_cast<int>(
+        std::min<std::size_t>(1000, (options.accuracy->min_samples() + shapes - 1) / shapes));
   }
   if (!options.weights.empty()) {
     const std::size_t expected = !options.lengths.empty() ? options.lengths.size()

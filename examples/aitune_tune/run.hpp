@@ -399,6 +399,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   const auto config =
       StrategyConfig{}
           .enable_performance_validation(validation)
+          .set_accuracy_budget(options.accuracy)
           .set_decision(DecisionConfig{}.set_rule(
               options.aitune_rule ? DecisionRule::aitune_mean : DecisionRule::confident_median))
           .set_profiling(profiling)

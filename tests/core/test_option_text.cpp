@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace aitune;
@@ -103,4 +104,46 @@ TEST_CASE("A precision reads back from its one name table, and its aliases",
   CHECK(is_lower(Precision::bf16, Precision::fp32));
   CHECK(is_lower(Precision::fp32, Precision::fp64));
   CHECK_FALSE(is_lower(Precision::fp32, Precision::fp32));
+}
+
+TEST_CASE("An accuracy budget as typed: measures, the class-score output and the sample count",
+          "[options][accuracy]") {
+  const AccuracyBudget budget = parse_accuracy_text("cosine=0.999,top1=98%,scores=logits");
+  CHECK(budget.min_cosine() == 0.999);
+  CHECK_FALSE(budget.max_relative_error());
+  REQUIRE(budget.top_k());
+  CHECK(budget.top_k()->output == "logits");
+  CHECK(budget.top_k()->k == 1);
+  CHECK(budget.top_k()->min_share == Catch::Detail::Approx(0.98));
+  CHECK(budget.min_samples() == 100);
+
+  const AccuracyBudget other = parse_accuracy_text("relative=0.05,top5=0.9,samples=300");
+  CHECK(other.max_relative_error() == 0.05);
+  CHECK(other.top_k()->k == 5);
+  CHECK(other.top_k()->output.empty());
+  CHECK(other.top_k()->min_share == 0.9);
+  CHECK(other.min_samples() == 300);
+
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"", "it needs a measure"},
+           {"samples=100", "it needs a measure"},
+           {"cosine", "'cosine' is not KEY=VALUE"},
+           {"cosine=high", "cosine takes a number, got 'high'"},
+           {"cosine=2", "in [-1, 1], got 2"},
+           {"cosine=0.9,cosine=0.99", "cosine is given twice"},
+           {"top1=98%,top5=99%", "top5 is given twice"},
+           {"top0=90%", "'top0' is not topK"},
+           {"topx=90%", "'topx' is not topK"},
+           {"top1=0", "a share in (0, 1]"},
+           {"top1=120%", "a share in (0, 1]"},
+           {"scores=logits,cosine=0.9", "scores names the output of a topK agreement"},
+           {"relative=-1", "in [0, 1e6]"},
+           {"samples=0", "at least one sample"},
+           {"samples=many,cosine=0.9", "samples takes a whole number"},
+           {"exact=1", "unknown key 'exact'"}}) {
+    INFO(text);
+    CHECK_THROWS_WITH(parse_accuracy_text(text),
+                      Catch::StartsWith("bad accuracy budget '" + text + "'") &&
+                          Catch::Contains(why));
+  }
 }

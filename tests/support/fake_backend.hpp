@@ -35,6 +35,8 @@ struct FakeBehaviour {
   double output_offset = 0.0;                  ///< above 1e-9: wrong outputs
   std::string precision{};                     ///< non-empty: it computes in this lower precision
   std::string graph{};  ///< the graph it runs, shared with its other-precision variants
+  /// Under an accuracy budget, the cosine similarity its check reports for the output.
+  double cosine = 1.0;
   /// A lifecycle call that throws: "describe", "key", "activate" or "deactivate" (empty: none).
   /// It throws an int, not a std::exception: user code may throw anything.
   std::string throw_in{};
@@ -115,11 +117,30 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
       if (error > 1e-9) {
         verdict.passed = false;
         verdict.reason = fmt::format("max abs error {:.3g}", error);
+        verdict.outside_tolerance_only = true;
       }
     }
     const std::string& precision = candidate.behaviour_.precision;
     verdict.precision = precision.empty() ? Precision::fp64 : parse_precision(precision);
     verdict.reduced_precision = !precision.empty();
+    return verdict;
+  }
+
+  /// The same under an accuracy budget: the output's relative error (|error| / |reference|),
+  /// the scripted cosine, and, where the budget counts top-k agreement, agreement while the
+  /// relative error stays under 0.5.
+  static OutputCheck check_outputs(const FakeBackend& candidate, const double* reference,
+                                   double actual, const AccuracyBudget& budget) {
+    OutputCheck verdict = check_outputs(candidate, reference, actual);
+    if (verdict.accuracy.empty()) return verdict;
+    OutputAccuracy& output = verdict.accuracy.front();
+    const double relative = std::abs(actual - *reference) / std::max(std::abs(*reference), 1e-300);
+    output.relative_error = relative;
+    output.cosine = candidate.behaviour_.cosine;
+    if (budget.measures_top_k(output.output)) {
+      output.top_k_rows = 1;
+      output.top_k_agreed = relative < 0.5 ? 1 : 0;
+    }
     return verdict;
   }
 

@@ -221,6 +221,51 @@ TEST_CASE("A reduced-precision winner serves outputs in the model's dtype unless
   CHECK(winner.accuracy[0].worst_error_ratio < 1.0);
 }
 
+TEST_CASE("Under an accuracy budget a canary claiming bf16 is admitted while its outputs stay "
+          "close, and refused with its figures when they break",
+          "[strategy][accuracy]") {
+  const Model model{make_conv_net(), torch::kCPU};
+  std::vector<Sample> samples;
+  for (int i = 0; i < 100; ++i)
+    samples.push_back(one_image(12).front());
+  // 3e-3 of the output's scale is outside float32's tolerance and inside the budget; 0.25 is not.
+  std::vector<AnyBackend> candidates{
+      PerturbedOutputs(TorchEager(), 3e-3).claiming(Precision::bf16),
+      PerturbedOutputs(TorchEager(), 0.25).claiming(Precision::bf16)};
+  const StrategyConfig config = quick_config().set_accuracy_budget(
+      AccuracyBudget{}.set_max_relative_error(0.01).set_min_cosine(0.999));
+  const TunedModule tuned = tune(model, samples, {.candidates = candidates, .config = config});
+  const TuneReport& report = tuned.report();
+  CHECK(report.accuracy_budget == "relative error <= 0.01; cosine >= 0.999; on >= 100 samples");
+
+  const CandidateReport& close =
+      entry(report, "PerturbedOutputs(TorchEager(), magnitude=0.003, claims bf16)");
+  INFO(close.reason);
+  CHECK(close.status == CandidateStatus::ok);
+  CHECK(close.judged_by_budget);
+  REQUIRE(close.accuracy.size() == 1);
+  CHECK(*close.accuracy[0].relative_error == Approx(3e-3).epsilon(0.01));
+  CHECK(*close.accuracy[0].cosine > 0.999);
+  CHECK_THAT(close.accuracy_verdict, Catch::StartsWith("output: relative error 0.003 <= 0.01"));
+
+  const CandidateReport& broken =
+      entry(report, "PerturbedOutputs(TorchEager(), magnitude=0.25, claims bf16)");
+  CHECK(broken.status == CandidateStatus::incorrect);
+  CHECK_THAT(broken.reason, Catch::Contains("outside the accuracy budget: output: relative error "
+                                            "0.25 > 0.01; output: cosine 0.") &&
+                                Catch::Contains("< 0.999"));
+  CHECK(report.selected != broken.backend);
+  CHECK_THAT(render_table(report), Catch::Contains("within the accuracy budget"));
+
+  // Without the budget, the same canaries meet bf16's tolerance (6.25e-2) or miss it.
+  const TunedModule plain =
+      tune(model, samples, {.candidates = candidates, .config = quick_config()});
+  CHECK_FALSE(entry(plain.report(), close.backend).judged_by_budget);
+  CHECK(entry(plain.report(), close.backend).status == CandidateStatus::ok);
+  CHECK_THAT(entry(plain.report(), broken.backend).reason,
+             Catch::Contains("outside the tolerance"));
+}
+
 TEST_CASE("The strategy tunes a C++-defined module and rejects a perturbed candidate",
           "[strategy]") {
   const Model model{make_conv_net(), torch::kCPU};

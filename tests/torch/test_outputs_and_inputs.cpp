@@ -173,6 +173,51 @@ TEST_CASE("One walker: the NaN check names dict entries by key, the canary pertu
   CHECK_FALSE(copy.toTupleRef().elements()[0].toTensor().is_same(e[0].toTensor()));
 }
 
+TEST_CASE("Under an accuracy budget the check measures every output's relative error, cosine and "
+          "top-k agreement, past values outside the tolerance",
+          "[compare][accuracy]") {
+  const at::Tensor e0 = torch::ones({2, 4});
+  const at::Tensor e1 = torch::tensor({{0.0, 1.0, 2.0}, {2.0, 1.0, 0.0}});
+  // 10 % larger everywhere (same direction), and one row whose top class moved to second place.
+  const at::Tensor a0 = e0 * 1.1;
+  const at::Tensor a1 = torch::tensor({{0.0, 1.0, 2.0}, {2.0, 2.5, 0.0}});
+  const c10::IValue expected = c10::ivalue::Tuple::create({c10::IValue(e0), c10::IValue(e1)});
+  const c10::IValue actual = c10::ivalue::Tuple::create({c10::IValue(a0), c10::IValue(a1)});
+
+  const auto check_with = [&](int k) {
+    const AccuracyBudget budget = AccuracyBudget{}.set_min_cosine(0.9).set_top_k({"1", k, 0.5});
+    return compare_outputs(&expected, actual, {}, &budget);
+  };
+  const OutputCheck top1 = check_with(1);
+  CHECK_FALSE(top1.passed);
+  CHECK(top1.outside_tolerance_only);
+  CHECK_THAT(top1.reason, Catch::StartsWith("output[0]: 8 of 8 elements outside the tolerance"));
+  REQUIRE(top1.accuracy.size() == 2);  // the walk went on past output[0]
+  CHECK(*top1.accuracy[0].relative_error == Approx(0.1));
+  CHECK(*top1.accuracy[0].cosine == Approx(1.0));
+  CHECK(top1.accuracy[0].top_k_rows == 0);  // not the class scores named
+  CHECK(top1.accuracy[1].output == "output[1]");
+  CHECK(*top1.accuracy[1].relative_error == Approx(0.75));  // 1.5 off where the scale is 2
+  CHECK(top1.accuracy[1].top_k_rows == 2);
+  CHECK(top1.accuracy[1].top_k_agreed == 1);
+  CHECK(check_with(2).accuracy[1].top_k_agreed == 2);  // the baseline's class is second
+
+  // Without a budget: nothing more is measured, and the first failure ends the walk.
+  const OutputCheck plain = compare_outputs(&expected, actual);
+  REQUIRE(plain.accuracy.size() == 1);
+  CHECK_FALSE(plain.accuracy[0].cosine);
+  CHECK_FALSE(plain.accuracy[0].relative_error);
+
+  // NaN where the baseline has numbers is broken whatever the budget: no budget judges it.
+  const c10::IValue nan =
+      c10::ivalue::Tuple::create({c10::IValue(a0), c10::IValue(torch::full({2, 3}, std::nan("")))});
+  const AccuracyBudget loose = AccuracyBudget{}.set_min_cosine(-1.0);
+  const OutputCheck broken = compare_outputs(&expected, nan, {}, &loose);
+  CHECK_FALSE(broken.passed);
+  CHECK_FALSE(broken.outside_tolerance_only);
+  CHECK_THAT(broken.reason, Catch::StartsWith("output[1]: 6 NaN where the baseline has numbers"));
+}
+
 TEST_CASE("The check reports each output's worst error as a share of the tolerance, and the "
           "precision",
           "[compare][accuracy]") {

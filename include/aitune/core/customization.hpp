@@ -8,7 +8,9 @@
 ///   model. By default it calls the static member `B::make_baseline(model)`.
 /// - aitune::output_checker<B>: how a candidate's outputs are compared with the baseline's. By
 ///   default it calls the static member `B::check_outputs(candidate, reference, actual)`, or
-///   falls back to `==` when the output type has it.
+///   falls back to `==` when the output type has it. Under an accuracy budget it is given the
+///   budget too (`B::check_outputs(candidate, reference, actual, budget)`, where B has it), to
+///   measure what the budget judges (core/decision/accuracy_budget.hpp).
 /// - aitune::default_timer<B>: the Timer a strategy uses unless told otherwise (HostTimer).
 /// - aitune::error_summary<B>: the one line a failure in B's code is reported as. By default it
 ///   calls the static member `B::summarize_error(error)`, or takes `error.what()`.
@@ -26,6 +28,7 @@
 ///
 /// Specialise the traits for a backend type you do not own.
 
+#include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/precision.hpp"
 
@@ -39,13 +42,6 @@
 
 namespace aitune {
 
-/// How close one output came to the reference: its worst element's error as a fraction of what
-/// the tolerance allowed there (0: exact; 1: at the limit; above 1: failed).
-struct OutputAccuracy {
-  std::string output;  ///< where in the outputs, e.g. `output[0]`
-  double worst_error_ratio = 0.0;
-};
-
 /// The verdict of comparing one output with the reference output.
 struct OutputCheck {
   bool passed = true;
@@ -56,6 +52,9 @@ struct OutputCheck {
   std::optional<Precision> precision{};
   /// It computes in a lower precision than the reference.
   bool reduced_precision = false;
+  /// It failed only because values were outside the tolerance (structure, shapes, dtypes and
+  /// non-finite values agreed): where an accuracy budget judges the candidate, the budget decides.
+  bool outside_tolerance_only = false;
 
   [[nodiscard]] static OutputCheck ok() { return {}; }
   [[nodiscard]] static OutputCheck failed(std::string why) { return {false, std::move(why)}; }
@@ -88,6 +87,18 @@ struct output_checker {
                     "aitune::output_checker<B> to say how outputs are compared");
       if (reference == nullptr || *reference == actual) return OutputCheck::ok();
       return OutputCheck::failed("output differs from the baseline's");
+    }
+  }
+
+  /// The same, under an accuracy `budget`: the check also measures what the budget judges of
+  /// each output (OutputAccuracy). By default `B::check_outputs(candidate, reference, actual,
+  /// budget)`, if B has it, else the check above.
+  [[nodiscard]] static OutputCheck check(const B& candidate, const output_type* reference,
+                                         const output_type& actual, const AccuracyBudget& budget) {
+    if constexpr (requires { B::check_outputs(candidate, reference, actual, budget); }) {
+      return B::check_outputs(candidate, reference, actual, budget);
+    } else {
+      return check(candidate, reference, actual);
     }
   }
 

@@ -95,6 +95,10 @@ struct output_checker<B> {
                                          const c10::IValue& actual) {
     return lt::compare_outputs(reference, actual, lt::output_policy_of(candidate));
   }
+  [[nodiscard]] static OutputCheck check(const B& candidate, const c10::IValue* reference,
+                                         const c10::IValue& actual, const AccuracyBudget& budget) {
+    return lt::compare_outputs(reference, actual, lt::output_policy_of(candidate), &budget);
+  }
   [[nodiscard]] static std::string reference_warning(const c10::IValue& reference) {
     return lt::reference_warning(reference);
   }

@@ -85,12 +85,23 @@ inline void to_json(nlohmann::json& json, const ProfilingConfig& profiling) {
   }
 }
 
+inline void to_json(nlohmann::json& json, const AccuracyBudget& budget) {
+  json = {{"min_samples", budget.min_samples()}};
+  if (budget.max_relative_error()) json["max_relative_error"] = *budget.max_relative_error();
+  if (budget.min_cosine()) json["min_cosine"] = *budget.min_cosine();
+  if (const auto& top_k = budget.top_k()) {
+    json["top_k"] = {{"output", top_k->output}, {"k", top_k->k}, {"min_share", top_k->min_share}};
+  }
+}
+
 /// The settings that can change a decision (see the file's comment for those left out).
 inline void to_json(nlohmann::json& json, const StrategyConfig& config) {
   json = {{"performance_validation", config.performance_validation()},
           {"correctness_check", config.correctness_check()},
           {"decision", config.decision()},
           {"measurement", config.profiling()}};
+  // Only when set: a tuning without one keeps the key it had before budgets existed.
+  if (config.accuracy_budget()) json["accuracy_budget"] = *config.accuracy_budget();
 }
 
 /// The settings part of a tuning cache's key: equal for equal settings, different when any

@@ -3,11 +3,13 @@
 
 /// @file
 /// The syntax of the values people type on a command line: input shapes with an optional dtype
-/// and value range (`1x64:int64[0,30522)`), tolerances (`bf16:0.05,1e-3`), precision names and
-/// comma-separated lists. Torch-free on purpose: these parsers read outside input, and a fuzzer
-/// exercises them without LibTorch (tools/fuzz.sh). The torch layer turns the names they return
-/// into dtypes (torch/model/input_spec.hpp, torch/tune/candidate_precision.hpp).
+/// and value range (`1x64:int64[0,30522)`), tolerances (`bf16:0.05,1e-3`), accuracy budgets
+/// (`cosine=0.999,top1=98%`), precision names and comma-separated lists. Torch-free on purpose:
+/// these parsers read outside input, and a fuzzer exercises them without LibTorch (tools/fuzz.sh).
+/// The torch layer turns the names they return into dtypes (torch/model/input_spec.hpp,
+/// torch/tune/candidate_precision.hpp).
 
+#include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/precision.hpp"
 
@@ -151,6 +153,88 @@ struct ToleranceText {
   result.scale_atol =
       comma == std::string_view::npos ? result.rtol : number(rest.substr(comma + 1));
   return result;
+}
+
+/// Parses an accuracy budget: comma-separated KEY=VALUE parts, each key once, at least one
+/// measure among them:
+/// - `relative=R`: the most an output's worst error may be, as a share of its largest value;
+/// - `cosine=C`: the least cosine similarity of an output with the baseline's;
+/// - `topK=P` (`top1=98%`, `top5=0.9`): the share of class-score rows whose baseline class is
+///   among the candidate's top K, as a percentage or a fraction;
+/// - `scores=NAME`: the output holding the class scores (`logits`, `0`, `output[0]`; default: the
+///   only one with at least two classes along its last dimension);
+/// - `samples=N`: the fewest samples to check the budget on (default 100).
+/// Throws ConfigError naming the mistake.
+[[nodiscard]] inline AccuracyBudget parse_accuracy_text(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return ConfigError(fmt::format("bad accuracy budget '{}': {} (expected e.g. "
+                                   "cosine=0.999,top1=98%,scores=logits)",
+                                   text, why));
+  };
+  const auto number = [&](std::string_view key, std::string_view value) {
+    double parsed = 0.0;
+    if (!detail::parse_whole(value, parsed)) {
+      throw bad(fmt::format("{} takes a number, got '{}'", key, value));
+    }
+    return parsed;
+  };
+  AccuracyBudget budget;
+  std::optional<TopKAgreement> top_k;
+  std::optional<std::string> scores;
+  std::vector<std::string_view> seen;
+  for (const std::string_view part : comma_separated(text)) {
+    const auto equals = part.find('=');
+    if (equals == std::string_view::npos) throw bad(fmt::format("'{}' is not KEY=VALUE", part));
+    const std::string_view key = part.substr(0, equals);
+    const std::string_view value = part.substr(equals + 1);
+    const bool is_top_k = key.starts_with("top");
+    for (const std::string_view known : seen) {
+      if (known == key || (is_top_k && known.starts_with("top"))) {
+        throw bad(fmt::format("{} is given twice", key));
+      }
+    }
+    seen.push_back(key);
+    try {
+      if (key == "relative") {
+        budget.set_max_relative_error(number(key, value));
+      } else if (key == "cosine") {
+        budget.set_min_cosine(number(key, value));
+      } else if (is_top_k) {
+        int k = 0;
+        if (!detail::parse_whole(key.substr(3), k) || k < 1) {
+          throw bad(fmt::format("'{}' is not topK with K a whole number from 1", key));
+        }
+        const bool percent = value.ends_with('%');
+        const double share = number(key, percent ? value.substr(0, value.size() - 1) : value);
+        top_k = TopKAgreement{{}, k, percent ? share / 100.0 : share};
+      } else if (key == "scores") {
+        if (value.empty()) throw bad("scores names an output");
+        scores = std::string(value);
+      } else if (key == "samples") {
+        std::size_t count = 0;
+        if (!detail::parse_whole(value, count)) {
+          throw bad(fmt::format("samples takes a whole number, got '{}'", value));
+        }
+        budget.set_min_samples(count);
+      } else {
+        throw bad(fmt::format("unknown key '{}' (relative, cosine, topK, scores, samples)", key));
+      }
+    } catch (const ConfigError& error) {
+      if (std::string_view(error.what()).starts_with("bad accuracy budget")) throw;
+      throw bad(error.what());
+    }
+  }
+  if (scores && !top_k) throw bad("scores names the output of a topK agreement: add one");
+  if (top_k) {
+    if (scores) top_k->output = *scores;
+    try {
+      budget.set_top_k(*top_k);
+    } catch (const ConfigError& error) {
+      throw bad(error.what());
+    }
+  }
+  if (!budget.has_measure()) throw bad("it needs a measure: relative, cosine or topK");
+  return budget;
 }
 
 }  // namespace aitune

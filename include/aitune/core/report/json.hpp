@@ -109,11 +109,23 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
     json["accuracy"] = nlohmann::json::array();
     for (const OutputAccuracy& output : candidate.accuracy) {
       const double ratio = output.worst_error_ratio;  // infinite: an exact output was not
-      json["accuracy"].push_back(
-          {{"output", output.output},
-           {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}});
+      nlohmann::json entry{
+          {"output", output.output},
+          {"worst_error_ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr}};
+      // What an accuracy budget measures, where measured (NaN: an output broken there).
+      const auto measure = [](const std::optional<double>& value) {
+        return std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json("nan");
+      };
+      if (output.relative_error) entry["relative_error"] = measure(output.relative_error);
+      if (output.cosine) entry["cosine"] = measure(output.cosine);
+      if (output.top_k_rows > 0) {
+        entry["top_k_agreed"] = output.top_k_agreed;
+        entry["top_k_rows"] = output.top_k_rows;
+      }
+      json["accuracy"].push_back(std::move(entry));
     }
   }
+  if (candidate.judged_by_budget) json["accuracy_verdict"] = candidate.accuracy_verdict;
   json["memory"] = candidate.memory ? memory_to_json(*candidate.memory) : nlohmann::json(nullptr);
   if (options.raw_samples) json["samples_ms"] = candidate.samples_ms;
   return json;
@@ -132,6 +144,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                       {"baseline_selected", report.baseline_selected},
                       {"decision", report.decision},
                       {"tuning_time_ms", report.tuning_time_ms}};
+  if (!report.accuracy_budget.empty()) json["accuracy_budget"] = report.accuracy_budget;
   json["checked_samples"] =
       report.checked_samples ? nlohmann::json(*report.checked_samples) : nlohmann::json(nullptr);
   const MeasurementReport& m = report.measurement;
@@ -254,11 +267,25 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   row.reduced_precision = json.at("reduced_precision").get<bool>();
   if (json.at("accuracy").is_array()) {
     for (const nlohmann::json& output : json.at("accuracy")) {
-      row.accuracy.push_back(
-          OutputAccuracy{output.at("output").get<std::string>(),
-                         bound_from_json(output.at("worst_error_ratio"),
-                                         std::numeric_limits<double>::infinity())});
+      OutputAccuracy accuracy{
+          output.at("output").get<std::string>(),
+          bound_from_json(output.at("worst_error_ratio"), std::numeric_limits<double>::infinity())};
+      const auto measure = [&](const char* name) -> std::optional<double> {
+        const auto found = output.find(name);
+        if (found == output.end()) return std::nullopt;
+        return found->is_string() ? std::nan("") : found->get<double>();
+      };
+      accuracy.relative_error = measure("relative_error");
+      accuracy.cosine = measure("cosine");
+      accuracy.top_k_agreed = output.value("top_k_agreed", std::size_t{0});
+      accuracy.top_k_rows = output.value("top_k_rows", std::size_t{0});
+      row.accuracy.push_back(std::move(accuracy));
     }
+  }
+  // Present only where an accuracy budget judged the row.
+  if (const auto verdict = json.find("accuracy_verdict"); verdict != json.end()) {
+    row.judged_by_budget = true;
+    row.accuracy_verdict = verdict->get<std::string>();
   }
   // Reports written before the memory was watched have no "memory".
   if (const auto memory = json.find("memory"); memory != json.end() && !memory->is_null())
@@ -286,6 +313,7 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   report.baseline_selected = json.at("baseline_selected").get<bool>();
   report.decision = json.at("decision").get<std::string>();
   report.tuning_time_ms = json.at("tuning_time_ms").get<double>();
+  report.accuracy_budget = json.value("accuracy_budget", std::string());
   if (const auto checked = json.find("checked_samples");
       checked != json.end() && checked->is_number_unsigned()) {
     report.checked_samples = checked->get<std::size_t>();

@@ -88,6 +88,8 @@ inline std::string markdown_cell(std::string_view text) {
     }
     if (!row.note.empty())
       notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), row.note);
+    if (const std::string accuracy = detail::accuracy_note(row); !accuracy.empty())
+      notes += fmt::format("- `{}`: {}\n", markdown_cell(row.backend), accuracy);
   }
   if (!notes.empty()) md += "\n" + notes;
 
@@ -103,6 +105,10 @@ inline std::string markdown_cell(std::string_view text) {
   if (m.callers > 1) md += fmt::format("\n{}.\n", detail::describe_callers(report));
   if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())
     md += fmt::format("\n{}.\n", markdown_cell(shapes));
+  if (!report.accuracy_budget.empty()) {
+    md += fmt::format("\nReduced-precision candidates were judged by the accuracy budget: {}.\n",
+                      markdown_cell(report.accuracy_budget));
+  }
   if (report.cache_hit) {
     md += fmt::format("\nFrom the tuning cache `{}` (measured {}); the selected backend was "
                       "rebuilt and passed its correctness check again in {:.1f} s{}.\n",

@@ -21,7 +21,8 @@ namespace aitune {
 /// The report as a table for people: one row per backend (median, p90, coefficient of
 /// variation, the paired ratio to the selected backend with its interval, the speedup over the
 /// baseline chained through the selected one, calls, the precision it computes in and its worst
-/// output error as a share of the tolerance), then the reasons and notes, the measurement, and
+/// output error as a share of the tolerance, or "budget" where the accuracy budget judged it),
+/// then the reasons and notes, the measurement, and
 /// the decision. The ratios and speedups order the rows as the decision did.
 [[nodiscard]] inline std::string render_table(const TuneReport& report) {
   std::size_t name_width = 7;  // "backend"
@@ -61,6 +62,8 @@ namespace aitune {
           fmt::format("  {} {}: {}: {}\n", r.role, row.backend, to_label(row.status), row.reason);
     }
     if (!row.note.empty()) notes += fmt::format("  {} {}: {}\n", r.role, row.backend, row.note);
+    if (const std::string accuracy = detail::accuracy_note(row); !accuracy.empty())
+      notes += fmt::format("  {} {}: {}\n", r.role, row.backend, accuracy);
   }
   if (!notes.empty()) out += "notes:\n" + notes;
   const MeasurementReport& m = report.measurement;
@@ -80,6 +83,8 @@ namespace aitune {
   if (m.callers > 1) out += detail::describe_callers(report) + "\n";
   if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())
     out += shapes + "\n";
+  if (!report.accuracy_budget.empty())
+    out += fmt::format("accuracy budget (reduced precision): {}\n", report.accuracy_budget);
   if (!report.decision.empty()) out += fmt::format("why: {}\n", report.decision);
   if (report.cache_hit) {
     out += fmt::format("from the tuning cache '{}' (measured {}): the selected backend was rebuilt "

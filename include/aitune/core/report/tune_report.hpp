@@ -137,8 +137,14 @@ struct CandidateReport {
   std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's
   /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
-  /// when it was not checked against the baseline).
+  /// when it was not checked against the baseline), and what an accuracy budget measures.
   std::vector<OutputAccuracy> accuracy{};
+  /// The accuracy budget judged it (a reduced-precision candidate, under a budget) instead of its
+  /// tolerance.
+  bool judged_by_budget = false;
+  /// Its figures against the accuracy budget, when the budget judged it ("output: cosine
+  /// 0.999871 >= 0.999"); when outside, the reason says which measure failed and by how much.
+  std::string accuracy_verdict{};
   /// The memory it took while it was built and checked (absent when not watched).
   std::optional<MemoryUse> memory{};
   bool selected = false;
@@ -169,6 +175,9 @@ struct TuneReport {
   std::string decision{};  ///< why the selected backend was selected, in one sentence
   MeasurementReport measurement{};
   double tuning_time_ms = 0.0;
+  /// The accuracy budget reduced-precision candidates were judged by (AccuracyBudget::describe);
+  /// empty: none, every candidate was held to its tolerance.
+  std::string accuracy_budget{};
   /// The first samples outputs were checked on, when fewer than were given (the baseline's
   /// pass over all of them would not fit half the time budget); none: all of them.
   std::optional<std::size_t> checked_samples{};

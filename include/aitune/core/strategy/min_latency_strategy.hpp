@@ -41,6 +41,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <limits>
@@ -90,6 +91,7 @@ class MinLatencyStrategy {
     const TuneInputs in = begin(model, samples, "tune");
     TuneReport report = open_report(std::move(module_name), "tuning");
     report.measurement.shapes = detail::shares_of(in.mix);
+    if (config_.accuracy_budget()) report.accuracy_budget = config_.accuracy_budget()->describe();
     detail::ProgressReporter<T> progress(config_.progress(), log_, timer_, in.start_ms,
                                          candidates_.size(), in.profiling.time_budget_ms());
     try {
@@ -209,6 +211,13 @@ class MinLatencyStrategy {
     for (const sample_type& sample : samples)
       shapes.push_back(sample_shape<B>::of(sample));
     SampleMix mix = SampleMix::of(shapes, config_.profiling().sample_weights());
+    if (const auto& budget = config_.accuracy_budget();
+        budget && config_.correctness_check() && samples.size() < budget->min_samples()) {
+      throw ConfigError(fmt::format(
+          "the accuracy budget is checked on at least {} held-out samples, and {} were given: "
+          "pass more samples, or lower AccuracyBudget::set_min_samples",
+          budget->min_samples(), samples.size()));
+    }
     return TuneInputs{model, samples, config_.profiling(), timer_.now_ms(), std::move(mix)};
   }
 
@@ -301,24 +310,45 @@ class MinLatencyStrategy {
                            [&](std::size_t& at) {
                              detail::run_reference_pass(
                                  baseline, in.samples, reference.checked, reference.outputs, timer_,
-                                 in.profiling.time_budget_ms(), in.mix.must_check(), at,
+                                 in.profiling.time_budget_ms(), must_check(in), at,
                                  [&] { cancel_during(row); });
                            });
   }
 
+  /// The fewest samples the reference pass may check: every shape's first and every untimed one,
+  /// and the accuracy budget's count.
+  [[nodiscard]] std::size_t must_check(const TuneInputs& in) const {
+    const auto& budget = config_.accuracy_budget();
+    return std::max(in.mix.must_check(), budget ? budget->min_samples() : std::size_t{0});
+  }
+
   /// Every checked sample through `candidate`, its outputs compared with the reference: the row
-  /// gets, per output, the worst accuracy over the samples, and the first failure's reason.
+  /// gets, per output, the worst accuracy over the samples, and the first failure's reason. Under
+  /// an accuracy budget, a reduced-precision candidate is judged by the budget instead of its
+  /// tolerance, and its row says how it stands against it.
   bool check(const TuneInputs& in, const Reference& reference, B& candidate, CandidateReport& row) {
     OutputCheck verdict;
+    const AccuracyBudget* budget =
+        config_.accuracy_budget() ? &*config_.accuracy_budget() : nullptr;
     const bool ran = guard_.run_step(
         candidate, row, detail::PrepareStep::check, true, in.samples.size(), [&](std::size_t& at) {
-          verdict = detail::check_samples(candidate, in.samples, reference.checked,
-                                          reference.outputs, at, [&] { cancel_during(row); });
+          verdict = detail::check_samples(
+              candidate, in.samples, reference.checked, reference.outputs, at,
+              [&] { cancel_during(row); }, budget);
         });
     if (!ran) return false;
     row.precision = verdict.precision;
     row.reduced_precision = verdict.reduced_precision;
     row.accuracy = std::move(verdict.accuracy);
+    if (verdict.passed && detail::judged_by_budget(budget, verdict, !reference.outputs.empty())) {
+      const AccuracyVerdict judged = budget->judge(row.accuracy);
+      row.accuracy_verdict = judged.text;
+      row.judged_by_budget = true;
+      if (!judged.within) {
+        return detail::fail(row, detail::PrepareStep::check,
+                            "outside the accuracy budget: " + judged.text);
+      }
+    }
     return verdict.passed || detail::fail(row, detail::PrepareStep::check, verdict.reason);
   }
 

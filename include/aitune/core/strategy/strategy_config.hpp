@@ -4,6 +4,7 @@
 /// @file
 /// The switches of a tuning strategy.
 
+#include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/message_sink.hpp"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <utility>
@@ -36,6 +38,22 @@ class StrategyConfig {
     return *this;
   }
   [[nodiscard]] bool correctness_check() const noexcept { return correctness_check_; }
+
+  /// How far a reduced-precision candidate's outputs may move from the baseline's
+  /// (core/decision/accuracy_budget.hpp), checked on at least its min_samples samples: a tuning
+  /// given fewer throws ConfigError. None (the default): every candidate is held to its
+  /// precision's tolerance.
+  StrategyConfig& set_accuracy_budget(std::optional<AccuracyBudget> budget) {
+    if (budget && !budget->has_measure()) {
+      throw ConfigError("an accuracy budget needs a measure: a relative error, a cosine "
+                        "similarity or a top-k agreement");
+    }
+    accuracy_budget_ = std::move(budget);
+    return *this;
+  }
+  [[nodiscard]] const std::optional<AccuracyBudget>& accuracy_budget() const noexcept {
+    return accuracy_budget_;
+  }
 
   /// How results are compared: the rule, the minimum gain, the tie margin and alpha (default:
   /// the noise-aware confident median; the aitune rule is kept for comparison).
@@ -129,6 +147,8 @@ class StrategyConfig {
     const auto on_off = [](bool on) { return on ? "on" : "off"; };
     std::string text = fmt::format("performance validation: {}\n", on_off(performance_validation_));
     text += fmt::format("correctness check: {}\n", on_off(correctness_check_));
+    if (accuracy_budget_)
+      text += fmt::format("accuracy budget: {}\n", accuracy_budget_->describe());
     text += fmt::format("decision: {}\n", decision_.describe());
     text += fmt::format("schedule: {}\n", to_string(profiling_.schedule()));
     text += profiling_.schedule() == Schedule::interleaved
@@ -144,6 +164,7 @@ class StrategyConfig {
   bool memory_watch_ = true;
   bool peak_reset_ = false;
   std::stop_token stop_token_{};
+  std::optional<AccuracyBudget> accuracy_budget_{};
   DecisionConfig decision_{};
   ProfilingConfig profiling_{};
   MessageSink sink_ = stderr_sink();

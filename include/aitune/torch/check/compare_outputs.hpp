@@ -5,9 +5,12 @@
 /// Compares a candidate's outputs with the baseline's, through nested tuples, lists and dicts
 /// of tensors: same structure, shapes and dtypes (a precision variant may return its own
 /// floating dtype), NaN and Inf only where the baseline has them, and values within the
-/// tolerance. A failure names the place and the worst element.
+/// tolerance. A failure names the place and the worst element. Under an accuracy budget it also
+/// measures what the budget judges (relative error, cosine similarity, top-k agreement), on every
+/// output, past one whose values are outside the tolerance.
 
 #include "aitune/core/customization.hpp"
+#include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/precision.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/libtorch.hpp"
@@ -46,18 +49,28 @@ inline std::string index_of(const at::Tensor& tensor, std::int64_t flat) {
 
 class OutputComparer {
  public:
-  explicit OutputComparer(const OutputPolicy& policy) : policy_(policy) {}
+  /// `budget`: an accuracy budget whose measures to take too (null: none).
+  explicit OutputComparer(const OutputPolicy& policy, const AccuracyBudget* budget = nullptr)
+      : policy_(policy), budget_(budget) {}
 
   /// What compare() found of each output it compared, passing or not.
   [[nodiscard]] const std::vector<OutputAccuracy>& accuracy() const noexcept { return accuracy_; }
 
-  /// Walks both values together (model/ivalue_walk.hpp) and compares each pair of leaves.
+  /// Walks both values together (model/ivalue_walk.hpp) and compares each pair of leaves. Under
+  /// a budget, values outside the tolerance do not end the walk: the first such failure is the
+  /// verdict once every output is measured, unless another kind of failure came first.
   OutputCheck compare(const std::string& path, const c10::IValue& expected,
                       const c10::IValue& actual) const {
-    return walk_together(path, expected, actual,
-                         [this](const std::string& at, const c10::IValue& e, const c10::IValue& a) {
-                           return compare_leaves(at, e, a);
-                         });
+    OutputCheck check =
+        walk_together(path, expected, actual,
+                      [this](const std::string& at, const c10::IValue& e, const c10::IValue& a) {
+                        return compare_leaves(at, e, a);
+                      });
+    if (check.passed && !deferred_failure_.empty()) {
+      check = OutputCheck::failed(deferred_failure_);
+      check.outside_tolerance_only = true;
+    }
+    return check;
   }
 
  private:
@@ -80,12 +93,17 @@ class OutputComparer {
       const double allowed =
           policy_.tolerance.scale_atol * std::abs(e) + policy_.tolerance.rtol * std::abs(e);
       const bool same_non_finite = (std::isnan(e) && std::isnan(a)) || (std::isinf(e) && e == a);
-      record(path, same_non_finite ? 0.0 : error_ratio(std::abs(a - e), allowed));
+      OutputAccuracy accuracy{path, same_non_finite ? 0.0 : error_ratio(std::abs(a - e), allowed)};
+      if (budget_ != nullptr && !same_non_finite) {
+        accuracy.relative_error = error_ratio(std::abs(a - e), std::abs(e));
+      }
+      record(std::move(accuracy));
       if (same_non_finite || (std::isfinite(e) && std::isfinite(a) && std::abs(a - e) <= allowed)) {
         return OutputCheck::ok();
       }
-      return OutputCheck::failed(
-          fmt::format("{}: got {:.6g}, the baseline gave {:.6g}", path, a, e));
+      const std::string why = fmt::format("{}: got {:.6g}, the baseline gave {:.6g}", path, a, e);
+      if (std::isfinite(e) && std::isfinite(a)) return outside_tolerance(why);
+      return OutputCheck::failed(why);
     }
     if (expected.isNone() || expected.isInt() || expected.isBool() || expected.isString() ||
         expected.isDevice()) {
@@ -115,7 +133,7 @@ class OutputComparer {
                                              dtype_name(a_type), dtype_name(e_type)));
     }
     if (expected.numel() == 0) {
-      record(path, 0.0);
+      record({path, 0.0});
       return OutputCheck::ok();
     }
 
@@ -124,7 +142,7 @@ class OutputComparer {
     if (!at::isFloatingType(e_type) && !at::isComplexType(e_type)) {
       const at::Tensor differs = e.ne(a).reshape(-1);
       const auto count = differs.sum().item<std::int64_t>();
-      record(path, count == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+      record({path, count == 0 ? 0.0 : std::numeric_limits<double>::infinity()});
       if (count == 0) return OutputCheck::ok();
       const auto first = differs.nonzero()[0][0].item<std::int64_t>();
       return OutputCheck::failed(fmt::format(
@@ -172,11 +190,13 @@ class OutputComparer {
         allowed > 0.0, error / allowed.clamp_min(1e-300),
         at::where(error > 0.0, at::full_like(error, std::numeric_limits<double>::infinity()),
                   at::zeros_like(error)));
-    record(path, share.max().item<double>());
+    OutputAccuracy accuracy{path, share.max().item<double>()};
+    if (budget_ != nullptr) measure_for_budget(accuracy, e, a, finite, error, scale);
+    record(std::move(accuracy));
     const auto worst = excess.reshape(-1).argmax().item<std::int64_t>();
     if (excess.reshape(-1)[worst].item<double>() <= 0.0) return OutputCheck::ok();
     const auto over = (excess > 0).sum().item<std::int64_t>();
-    return OutputCheck::failed(fmt::format(
+    return outside_tolerance(fmt::format(
         "{}: {} of {} elements outside the tolerance ({}); worst at {}: got {:.6g}, the baseline "
         "gave {:.6g}, error {:.3g} > allowed {:.3g} (output scale {:.3g})",
         path, over, e.numel(), tol.describe(), index_of(e, worst),
@@ -184,16 +204,50 @@ class OutputComparer {
         error.reshape(-1)[worst].item<double>(), allowed.reshape(-1)[worst].item<double>(), scale));
   }
 
+  /// What the budget judges of a floating output (its finite elements): the worst error over its
+  /// scale, the cosine similarity, and, for the class scores, how many rows along the last
+  /// dimension keep the baseline's top-1 class among their top k.
+  void measure_for_budget(OutputAccuracy& accuracy, const at::Tensor& e, const at::Tensor& a,
+                          const at::Tensor& finite, const at::Tensor& error, double scale) const {
+    accuracy.relative_error = error_ratio(error.max().item<double>(), scale);
+    const at::Tensor e_finite = e.masked_fill(~finite, 0.0).reshape(-1);
+    const at::Tensor a_finite = a.masked_fill(~finite, 0.0).reshape(-1);
+    const double norms = e_finite.norm().item<double>() * a_finite.norm().item<double>();
+    const double dot = e_finite.dot(a_finite).item<double>();
+    accuracy.cosine = norms > 0.0 ? dot / norms : (e_finite.equal(a_finite) ? 1.0 : 0.0);
+    const auto classes = e.dim() > 0 ? e.size(-1) : 0;
+    if (classes < 2 || !budget_->measures_top_k(accuracy.output)) return;
+    const auto k = std::min<std::int64_t>(budget_->top_k()->k, classes);
+    const at::Tensor expected_top1 = e.reshape({-1, classes}).argmax(1, /*keepdim=*/true);
+    const at::Tensor actual_top_k = std::get<1>(a.reshape({-1, classes}).topk(k, 1));
+    accuracy.top_k_rows = static_cast<std::size_t>(expected_top1.size(0));
+    accuracy.top_k_agreed =
+        static_cast<std::size_t>(actual_top_k.eq(expected_top1).any(1).sum().item<std::int64_t>());
+  }
+
+  /// Values outside the tolerance: the failure, or, under a budget (which judges such values
+  /// itself), kept for the end of the walk so that every output gets measured.
+  OutputCheck outside_tolerance(std::string why) const {
+    if (budget_ == nullptr) {
+      OutputCheck failed = OutputCheck::failed(std::move(why));
+      failed.outside_tolerance_only = true;
+      return failed;
+    }
+    if (deferred_failure_.empty()) deferred_failure_ = std::move(why);
+    return OutputCheck::ok();
+  }
+
   static double error_ratio(double error, double allowed) {
     if (allowed > 0.0) return error / allowed;
     return error > 0.0 ? std::numeric_limits<double>::infinity() : 0.0;
   }
 
-  void record(const std::string& path, double worst_error_ratio) const {
-    accuracy_.push_back(OutputAccuracy{path, worst_error_ratio});
-  }
+  void record(OutputAccuracy accuracy) const { accuracy_.push_back(std::move(accuracy)); }
 
   const OutputPolicy& policy_;
+  const AccuracyBudget* budget_;
+  /// Under a budget, the first values outside the tolerance (compare()).
+  mutable std::string deferred_failure_{};
   /// Per compared output, its worst error / allowance, filled as compare() walks.
   mutable std::vector<OutputAccuracy> accuracy_;
 };
@@ -245,15 +299,17 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
 }
 
 /// Compares `actual` with `expected` (the baseline's output for the same sample). Without an
-/// expected output (no baseline), only NaN and Inf are rejected.
+/// expected output (no baseline), only NaN and Inf are rejected. With an accuracy `budget`, each
+/// output's accuracy holds the budget's measures too.
 [[nodiscard]] inline OutputCheck compare_outputs(const c10::IValue* expected,
                                                  const c10::IValue& actual,
-                                                 const OutputPolicy& policy = {}) {
+                                                 const OutputPolicy& policy = {},
+                                                 const AccuracyBudget* budget = nullptr) {
   OutputCheck verdict;
   if (expected == nullptr) {
     verdict = detail::check_finite("output", actual);
   } else {
-    const detail::OutputComparer comparer(policy);
+    const detail::OutputComparer comparer(policy, budget);
     verdict = comparer.compare("output", *expected, actual);
     verdict.accuracy = comparer.accuracy();
     if (!verdict.passed && !policy.unknown_structure.empty()) {

@@ -121,6 +121,7 @@ struct TuneOptions {
 
 // The core names a LibTorch user needs, under lt:: too: one namespace serves from loading a model
 // to reading its report (each is the aitune:: name itself, not a copy).
+using aitune::AccuracyBudget;
 using aitune::CancelledError;
 using aitune::CandidateReport;
 using aitune::CandidateStatus;
@@ -146,6 +147,7 @@ using aitune::stderr_sink;
 using aitune::StrategyConfig;
 using aitune::to_json;
 using aitune::to_label;
+using aitune::TopKAgreement;
 using aitune::TuneReport;
 using aitune::TuningCache;
 using aitune::WarmupConfig;

@@ -4,16 +4,21 @@
 /// @file
 /// PerturbedOutputs: a canary backend that returns its inner backend's outputs with every
 /// floating element moved by `magnitude` times the output's scale. The correctness check must
-/// reject it; add it to a tuning to prove that the check is on and strict enough.
+/// reject it; add it to a tuning to prove that the check is on and strict enough. Told it computes
+/// in a lower precision (claiming()), it stands for a quantised model whose outputs move that
+/// much: an accuracy budget then judges it instead of a tolerance.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/precision.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
+#include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/wrappers/wrapper.hpp"
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -31,11 +36,27 @@ class PerturbedOutputs : public WrapperBackend<PerturbedOutputs> {
            TorchBackend<Inner>) explicit PerturbedOutputs(Inner inner, double magnitude = 0.25)
       : WrapperBackend(AnyBackend(std::move(inner))), magnitude_(magnitude) {}
 
+  /// The same canary, saying it computes in `precision` (lower than the model's).
+  [[nodiscard]] PerturbedOutputs claiming(Precision precision) && {
+    claimed_ = precision;
+    return std::move(*this);
+  }
+
   [[nodiscard]] std::string describe() const {
-    return fmt::format("PerturbedOutputs({}, magnitude={})", inner_.describe(), magnitude_);
+    return fmt::format("PerturbedOutputs({}, magnitude={}{})", inner_.describe(), magnitude_,
+                       claimed_ ? fmt::format(", claims {}", to_string(*claimed_)) : "");
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("perturbed:{}:{}", magnitude_, inner_.key());
+    return fmt::format("perturbed:{}{}:{}", magnitude_,
+                       claimed_ ? fmt::format(":{}", to_string(*claimed_)) : "", inner_.key());
+  }
+  [[nodiscard]] OutputPolicy output_policy() const {
+    OutputPolicy policy = inner_.output_policy();
+    if (claimed_) {
+      policy.reduced_precision = claimed_;
+      policy.tolerance = Tolerance::for_precision(*claimed_);
+    }
+    return policy;
   }
 
  private:
@@ -59,6 +80,7 @@ class PerturbedOutputs : public WrapperBackend<PerturbedOutputs> {
   }
 
   double magnitude_;
+  std::optional<Precision> claimed_{};
 };
 
 }  // namespace AITUNE_LT_ABI

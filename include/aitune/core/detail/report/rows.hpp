@@ -103,9 +103,17 @@ inline RowCells row_cells(const TuneReport& report, const CandidateReport& row,
                   speedup ? format_speedup(*speedup) : std::string("-"),
                   row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
                   row.precision ? std::string(to_string(*row.precision)) : std::string("-"),
-                  worst ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %"
-                        : std::string("-"),
+                  row.judged_by_budget ? std::string("budget")
+                  : worst              ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %"
+                                       : std::string("-"),
                   memory_cell(row, memory_on_device)};
+}
+
+/// The note of a row the accuracy budget judged and admitted: its figures against the budget
+/// (a row it refused says why in its reason). Empty for any other row.
+inline std::string accuracy_note(const CandidateReport& row) {
+  if (!row.judged_by_budget || row.status != CandidateStatus::ok) return {};
+  return "within the accuracy budget: " + row.accuracy_verdict;
 }
 
 /// The ratio column's header: the ratio to the selected backend, with the level of its intervals

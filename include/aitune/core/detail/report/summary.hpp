@@ -60,9 +60,14 @@ namespace aitune::detail {
 }
 
 /// When the winner computes in a lower precision than the baseline, the decision says so, and
-/// how far that moved the outputs.
+/// how far that moved the outputs (against the accuracy budget, where one judged it).
 [[nodiscard]] inline std::string precision_note(const CandidateReport& winner) {
   if (!winner.reduced_precision) return "";
+  if (winner.judged_by_budget) {
+    return fmt::format("; it computes in {}, within the accuracy budget ({})",
+                       winner.precision ? to_string(*winner.precision) : "a lower precision",
+                       winner.accuracy_verdict);
+  }
   const OutputAccuracy* worst = worst_accuracy(winner);
   return fmt::format(
       "; it computes in {}{}",

@@ -97,9 +97,21 @@ inline void merge_accuracy(OutputCheck& merged, OutputCheck sample) {
     if (same == merged.accuracy.end()) {
       merged.accuracy.push_back(std::move(output));
     } else {
-      same->worst_error_ratio = std::max(same->worst_error_ratio, output.worst_error_ratio);
+      same->merge(output);
     }
   }
+}
+
+/// One sample's verdict: under an accuracy budget, with what the budget judges measured too
+/// (where the checker can).
+template <class B>
+[[nodiscard]] OutputCheck check_output(const B& candidate, const typename B::output_type* expected,
+                                       const typename B::output_type& actual,
+                                       const AccuracyBudget* budget) {
+  if constexpr (requires { output_checker<B>::check(candidate, expected, actual, *budget); }) {
+    if (budget != nullptr) return output_checker<B>::check(candidate, expected, actual, *budget);
+  }
+  return output_checker<B>::check(candidate, expected, actual);
 }
 
 /// The baseline's reference pass: its outputs on the first `checked` samples go to `outputs`;
@@ -124,22 +136,32 @@ void run_reference_pass(B& baseline, std::span<const typename B::sample_type> sa
   after_calls<B>::run(baseline);
 }
 
+/// Whether `budget` (null: none) judges a candidate whose check over its samples gave
+/// `verdict`: it computes in a lower precision and was compared with a reference.
+[[nodiscard]] inline bool judged_by_budget(const AccuracyBudget* budget, const OutputCheck& verdict,
+                                           bool has_reference) {
+  return budget != nullptr && has_reference && verdict.reduced_precision;
+}
+
 /// Every one of the first `checked` samples through `candidate`, each output compared with the
 /// reference (`reference` empty: there is none, and only the outputs themselves are checked).
 /// The verdict holds, per output, the worst accuracy over the samples, and the first failure's
-/// reason (the check ends there). `before_each` and `at` as for run_reference_pass.
+/// reason (the check ends there). Under an accuracy `budget` (null: none), a reduced-precision
+/// candidate's values outside its tolerance are no failure: the budget judges them over all the
+/// samples (judge_by_budget). `before_each` and `at` as for run_reference_pass.
 template <class B, class BeforeEach>
 [[nodiscard]] OutputCheck
 check_samples(B& candidate, std::span<const typename B::sample_type> samples, std::size_t checked,
               const std::vector<typename B::output_type>& reference, std::size_t& at,
-              BeforeEach before_each) {
+              BeforeEach before_each, const AccuracyBudget* budget = nullptr) {
   OutputCheck verdict;
   for (at = 0; at < checked && verdict.passed; ++at) {
     before_each();
     const typename B::output_type actual = candidate.infer(samples[at]);
     const auto* expected = reference.empty() ? nullptr : &reference[at];
-    OutputCheck sample = output_checker<B>::check(candidate, expected, actual);
-    if (!sample.passed) {
+    OutputCheck sample = check_output(candidate, expected, actual, budget);
+    const bool budget_judges = judged_by_budget(budget, sample, expected != nullptr);
+    if (!sample.passed && !(budget_judges && sample.outside_tolerance_only)) {
       verdict.passed = false;
       verdict.reason = at_sample(at, samples.size(), std::move(sample.reason));
     }
