@@ -428,7 +428,9 @@ inline Options parse_arguments(int argc, char** argv) {
                  "channels_last, bf16, and fp16 on CUDA): eager, frozen, optimized, channels_last, "
                  "bf16, fp16, perturbed (a canary the correctness check must reject). For a .pt2 "
                  "archive: names of the AOTInductor models in it, and onnx, openvino, "
-                 "openvino_bf16 for its converted models, with the session's threads after an @ "
+                 "openvino_bf16 for its converted models, onnx_int8 and openvino_int8 for "
+                 "their int8 quantisations (with --accuracy; the default candidates include "
+                 "them then), with the session's threads after an @ "
                  "where wanted (onnx@1); onnx_extended, onnx_basic and onnx_disabled lower ONNX "
                  "Runtime's graph optimisation (default: all of them, ONNX Runtime's at its "
                  "default level)"))

@@ -41,15 +41,17 @@ namespace aitune_tune {
 /// count after an @ where wanted (onnx@1).
 inline std::vector<aitune::lt::AnyBackend>
 make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
-                const std::optional<std::vector<int>>& runtime_threads, int callers) {
+                const std::optional<std::vector<int>>& runtime_threads, int callers,
+                bool quantized) {
   using aitune::lt::AnyBackend;
   if (!model.is_exported() && runtime_threads) {
     throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
                      "sessions; a TorchScript model has none"};
   }
   if (names.empty()) {
-    return runtime_threads ? aitune::lt::default_candidates(model, *runtime_threads, callers)
-                           : aitune::lt::default_candidates_for_callers(model, callers);
+    return runtime_threads
+               ? aitune::lt::default_candidates(model, *runtime_threads, callers, quantized)
+               : aitune::lt::default_candidates_for_callers(model, callers, quantized);
   }
   std::vector<AnyBackend> candidates;
   for (const auto& name : names) {
@@ -69,6 +71,22 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
               runtime_threads_of(name)));
       continue;
     }
+    if (runtime == "onnx_int8" || runtime == "openvino_int8") {
+      if (!quantized) {
+        throw UsageError{fmt::format("--backends {}: an int8 model moves the outputs past any "
+                                     "tolerance; say how far they may move with --accuracy",
+                                     runtime)};
+      }
+      if (runtime == "onnx_int8") {
+        candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive, runtime)
+                                    .set_threads(runtime_threads_of(name)));
+      } else {
+        candidates.emplace_back(
+            aitune::lt::OpenVino::from_archive(archive, aitune::Precision::fp32, runtime)
+                .set_threads(runtime_threads_of(name)));
+      }
+      continue;
+    }
     if (runtime == "openvino" || runtime == "openvino_bf16") {
       candidates.emplace_back(
           aitune::lt::OpenVino::from_archive(
@@ -85,7 +103,8 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
         known.push_back(info.name);
       throw UsageError{fmt::format(
           "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
-          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, with @THREADS "
+          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, onnx_int8 and "
+          "openvino_int8 for their int8 quantisations, with @THREADS "
           "where wanted; onnx_extended, onnx_basic, onnx_disabled for ONNX Runtime at a lower "
           "graph optimisation level)",
           archive.path.string(), name,
@@ -296,7 +315,8 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     }
   }
   std::vector<lt::AnyBackend> candidates =
-      make_candidates(options.backends, model, options.runtime_threads, options.callers);
+      make_candidates(options.backends, model, options.runtime_threads, options.callers,
+                      options.accuracy.has_value());
   for (const auto& package : options.aoti_packages)
     candidates.emplace_back(lt::AOTInductor(package));
   // An archive whose only AOTInductor model is its baseline (no native runtime) still tunes: the

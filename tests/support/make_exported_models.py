@@ -25,6 +25,10 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
                  milliseconds a call on one thread, long enough for a test to tell calls that
                  run at once from queued ones by when they end (ONNX and OpenVINO only: the
                  rendezvous op does not convert to them)
+  small_cnn      two convolutions, a pooled linear layer: 10 class scores for a 1x3x32x32
+                 image, with the onnx variant and onnx_int8, ONNX Runtime's static int8
+                 quantisation of it calibrated on 32 random inputs (the archive records their
+                 digests; the first is saved as small_cnn.io/calibration_0.pt)
   no_onnx        forward(x) -> the eigenvalues (torch.linalg.eigh) of a linear layer's Gram
                  matrix: AOTInductor compiles it, but neither the ONNX exporter nor OpenVINO
                  converts eigh, so its archive records both as failed, with their causes
@@ -48,6 +52,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from aitune_export import export, make_inputs, parse_dynamic, parse_input  # noqa: E402
 from aitune_export.outputs import to_plain  # noqa: E402
+from aitune_export.quantize import Calibration  # noqa: E402
 
 
 class DictOutputs(torch.nn.Module):
@@ -119,6 +124,19 @@ class WideMlp(torch.nn.Module):
         return self.layers(x)
 
 
+class SmallCnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(8, 16, 3, padding=1, stride=2), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
+        self.classifier = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
 def reseeded(seed, factory):
     """factory()'s model with weights drawn from `seed`."""
     torch.manual_seed(seed)
@@ -144,12 +162,14 @@ LONG_TOKENS = ["input_ids=1x128:int64[0,1000)", "attention_mask=1x128:int64[1,2)
 RUNTIMES = ("default", "onnx", "openvino")
 
 
-class Model(collections.namedtuple("Model", "factory inputs variants fail dynamic also_at",
-                                   defaults=(("default",), (), (), ()))):
+class Model(collections.namedtuple("Model",
+                                   "factory inputs variants fail dynamic also_at calibration",
+                                   defaults=(("default",), (), (), (), 0))):
     """The factory, its --input texts, the variants to export (tools/export_model.py's names),
     those meant to fail (as export() names them: aoti_default, onnx, openvino), its --dynamic
-    texts, and the sizes of its dynamic axes to save eager inputs and outputs at besides the
-    example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt)."""
+    texts, the sizes of its dynamic axes to save eager inputs and outputs at besides the
+    example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt), and how many random inputs its int8
+    variants calibrate on."""
 
 
 MODELS = {
@@ -169,6 +189,7 @@ MODELS = {
                           also_at=(100,)),
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
+    "small_cnn": Model(SmallCnn, ["1x3x32x32"], ("onnx", "onnx_int8"), calibration=32),
     "no_onnx": Model(NoOnnx, ["1x6x8"], RUNTIMES, ("onnx", "openvino")),
 }
 
@@ -221,7 +242,8 @@ def main():
         io = os.path.join(args.out, f"{name}.io")
         model = MODELS[name]
         wanted = [path, f"{io}/inputs.pt", f"{io}/outputs.pt"] + [
-            f"{io}/{kind}_{size}.pt" for size in model.also_at for kind in ("inputs", "outputs")]
+            f"{io}/{kind}_{size}.pt" for size in model.also_at for kind in ("inputs", "outputs")
+        ] + ([f"{io}/calibration_0.pt"] if model.calibration else [])
         if all(os.path.exists(p) for p in wanted):
             print(f"{path}: exists")
             continue
@@ -230,10 +252,14 @@ def main():
         inputs = make_inputs(specs, "cpu", seed=0)
         module = model.factory()
         dynamic = [parse_dynamic(text) for text in model.dynamic]
+        calibration = (Calibration.random(specs, model.calibration, seed=0)
+                       if model.calibration else None)
         failures = export(module, inputs, path, list(model.variants), "cpu", specs=specs,
-                          save_io=io, dynamic=dynamic)[1]
+                          save_io=io, dynamic=dynamic, calibration=calibration)[1]
         for size in model.also_at:
             save_io_at(module, specs, dynamic, size, io)
+        if calibration:
+            torch.save(calibration.inputs[0], os.path.join(io, "calibration_0.pt"))
         # A model meant to show a failure is no test of it once that variant works.
         surprises = ([f"{v} failed" for v in failures if v not in model.fail]
                      + [f"{v} did not fail" for v in model.fail if v not in failures])

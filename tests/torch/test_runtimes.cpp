@@ -899,3 +899,69 @@ TEST_CASE("A wrong graph's bf16 session shares its fp32 session's verdict and is
   CHECK(report.baseline_selected);
 }
 #endif
+
+TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget, is judged by "
+          "it on held-out samples, and refuses the inputs it was calibrated on",
+          "[runtimes][exported][accuracy][quantized]") {
+  if (!runtime_ready(onnx_runtime_missing())) return;
+  const auto model = exported("small_cnn");
+  const RuntimeVariantInfo& int8 = model.model.archive->runtime_variants.at("onnx_int8");
+  CHECK(int8.family == "onnx");
+  CHECK(int8.quantization == "int8");
+  CHECK(int8.calibration_digests.size() == 32);
+  const auto described = [](const std::vector<AnyBackend>& candidates) {
+    std::vector<std::string> names;
+    for (const AnyBackend& candidate : candidates)
+      names.push_back(candidate.describe());
+    return names;
+  };
+  const auto is_int8 = [](const std::string& name) {
+    return name.find("OnnxRuntime(small_cnn.pt2, int8") == 0;
+  };
+  const std::vector<std::string> plain = described(default_candidates(model.model));
+  CHECK(std::none_of(plain.begin(), plain.end(), is_int8));
+  const std::vector<std::string> with_int8 =
+      described(default_candidates(model.model, default_runtime_threads(), 1, true));
+  CHECK(std::count_if(with_int8.begin(), with_int8.end(), is_int8) ==
+        static_cast<std::ptrdiff_t>(default_runtime_threads().size()));
+
+  std::vector<Sample> held_out;
+  for (int i = 0; i < 100; ++i) {
+    torch::manual_seed(500 + i);
+    held_out.push_back(Sample{torch::randn({1, 3, 32, 32})});
+  }
+  const StrategyConfig config = quick_config().set_accuracy_budget(
+      AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
+  const TunedModule tuned = tune(model.model, held_out, {.config = config});
+  const TuneReport& report = tuned.report();
+  std::size_t judged = 0;
+  for (const CandidateReport& row : report.candidates) {
+    INFO(row.backend << ": " << row.reason);
+    if (!is_int8(row.backend)) {
+      CHECK_FALSE(row.judged_by_budget);
+      continue;
+    }
+    ++judged;
+    CHECK(row.status == CandidateStatus::ok);
+    CHECK(row.judged_by_budget);
+    CHECK(row.quantization == "int8");
+    CHECK(row.reduced_precision);
+    CHECK_THAT(row.accuracy_verdict,
+               Catch::Contains("output: cosine 0.99") && Catch::Contains("top-1 agreement"));
+    CHECK(to_json(report)["candidates"][&row - report.candidates.data()]["quantization"] == "int8");
+  }
+  CHECK(judged == default_runtime_threads().size());
+  CHECK_THAT(render_table(report), Catch::Contains("int8"));
+
+  // One of the calibration inputs among the samples: the int8 sessions refuse to be judged on it.
+  std::vector<Sample> with_calibration = held_out;
+  with_calibration[41] = load_sample_file(
+      aitune::testing::exported_dir() / "small_cnn.io" / "calibration_0.pt", torch::kCPU);
+  const TunedModule refused = tune(model.model, with_calibration, {.config = config});
+  for (const CandidateReport& row : refused.report().candidates) {
+    if (!is_int8(row.backend)) continue;
+    CHECK(row.status == CandidateStatus::build_failed);
+    CHECK_THAT(row.reason, Catch::Contains("sample 42 of 100 is one of the 32 inputs the "
+                                           "'onnx_int8' model was calibrated on"));
+  }
+}

@@ -15,6 +15,18 @@ and, for the CPU, the same program converted for other runtimes, which join the 
   onnx       torch.onnx's exporter (dynamo), for ONNX Runtime: record aitune/onnx/model.onnx
   openvino   openvino.convert_model, f32 weights: aitune/openvino/model.xml and model.bin
 
+and, with calibration inputs, int8 quantisations of the converted models (quantize.py):
+
+  onnx_int8      ONNX Runtime's quantiser: record aitune/onnx_int8/model.onnx
+  openvino_int8  NNCF post-training quantisation (installed on first use from
+                 tools/requirements-quantize.txt): aitune/openvino_int8/model.xml and model.bin
+
+--calibration FILE.py:FUNCTION gives them real inputs (an iterable of input tuples; never the
+inputs their accuracy is checked on), else --calibration-samples random ones (default 300) with
+a warning; --model-type transformer|cnn says how to quantise (default: from the graph). The
+archive records a digest of each calibration input. They are tried only when aitune-tune is
+given an accuracy budget (--accuracy).
+
 Each converted model is run on the example inputs (ONNX Runtime's CPU provider; OpenVINO's CPU
 plugin in f32) and must match eager PyTorch's outputs, or it is left out. Their outputs are the
 program's flattened in pytree order, without its None leaves (extra/aitune.json records the
@@ -64,11 +76,12 @@ the exported structure, as `aitune-tune --expect` compares the tuned module's ou
 
 Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
        [--dynamic NAME:AXIS:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
-       [--save-io DIR]
+       [--save-io DIR] [--calibration FILE.py:FUNCTION] [--calibration-samples N]
+       [--model-type cnn|transformer]
 
 The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), outputs.py (plain
 outputs, the check of a converted model), one module per variant family (aoti_variant.py,
-onnx_variant.py, openvino_variant.py), archive.py (the archive and its extra/aitune.json, whose
+onnx_variant.py, openvino_variant.py), quantize.py (the int8 variants), archive.py (the archive and its extra/aitune.json, whose
 fields it lists) and export.py, which runs them in turn.
 """
 

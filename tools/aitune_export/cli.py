@@ -8,8 +8,9 @@ import sys
 import torch
 
 from . import __doc__ as DOC
-from .export import VARIANT_NAMES, default_variants, export
+from .export import QUANTIZED, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
+from .quantize import Calibration
 
 
 def load_factory(text, paths):
@@ -32,6 +33,26 @@ def load_factory(text, paths):
     return getattr(module, function)
 
 
+def load_calibration(text, paths, specs, count):
+    """--calibration FILE.py:FUNCTION or MODULE:FUNCTION: the first `count` input tuples of the
+    iterable it returns (a lone tensor is a one-input tuple), checked against the inputs'
+    number, shapes (bar the batch of 1) and dtypes."""
+    samples = []
+    for sample in load_factory(text, paths)():
+        sample = (sample,) if isinstance(sample, torch.Tensor) else tuple(sample)
+        if len(sample) != len(specs) or any(
+                not isinstance(t, torch.Tensor) or t.dtype != s.dtype or t.dim() != len(s.shape)
+                for t, s in zip(sample, specs)):
+            raise SystemExit(f"export_model: --calibration {text}: sample {len(samples)} is not "
+                             f"{len(specs)} tensor(s) of the --input dtypes and ranks")
+        samples.append(sample)
+        if len(samples) == count:
+            break
+    if not samples:
+        raise SystemExit(f"export_model: --calibration {text} gave no samples")
+    return Calibration(samples, text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=DOC.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -52,6 +73,15 @@ def main():
                         help=f"comma-separated, from {', '.join(VARIANT_NAMES)} "
                              "(default: default,freezing, and onnx and openvino where their "
                              "packages import; 'none' for the ExportedProgram only)")
+    parser.add_argument("--calibration", metavar="FILE.py:FUNCTION",
+                        help="for the int8 variants: a function returning an iterable of input "
+                             "tuples (real inputs, never those you will check accuracy on); "
+                             "without it, random inputs, with a warning")
+    parser.add_argument("--calibration-samples", type=int, default=300, metavar="N",
+                        help="how many calibration inputs the int8 variants use (default 300)")
+    parser.add_argument("--model-type", choices=("cnn", "transformer"),
+                        help="how the int8 variants quantise (default: transformer where most "
+                             "of the graph's weighted operations are MatMul)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
     parser.add_argument("--seed", type=int, default=0, help="seed of the example inputs")
     parser.add_argument("--save-io", metavar="DIR",
@@ -66,6 +96,12 @@ def main():
         parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
     if not args.out.endswith(".pt2"):
         parser.error("--out must end in .pt2")
+    if args.calibration_samples < 1:
+        parser.error("--calibration-samples must be 1 or more")
+    quantized = [v for v in variants if v in QUANTIZED]
+    if (args.calibration or args.model_type) and not quantized:
+        parser.error(f"--calibration and --model-type are for the int8 variants "
+                     f"({', '.join(QUANTIZED)}): add one to --variants")
     module = load_factory(args.factory, args.path)()
     if not isinstance(module, torch.nn.Module):
         parser.error(f"the factory returned a {type(module).__name__}, not an nn.Module")
@@ -74,8 +110,17 @@ def main():
     names = [s.name for s in args.input if s.name]
     if len(set(names)) != len(names):
         parser.error("an input name is given twice")
+    calibration = None
+    if quantized:
+        calibration = (load_calibration(args.calibration, args.path, args.input,
+                                        args.calibration_samples) if args.calibration else
+                       Calibration.random(args.input, args.calibration_samples, args.seed))
+        if not args.calibration:
+            print(f"{args.out}: the int8 variants calibrate on {args.calibration_samples} random "
+                  f"inputs: the result is a benchmark, not a deployment (give --calibration)")
     names, failed = export(module, inputs, args.out, variants, args.device, specs=args.input,
-                           save_io=args.save_io, dynamic=args.dynamic, seed=args.seed)
+                           save_io=args.save_io, dynamic=args.dynamic, seed=args.seed,
+                           calibration=calibration, model_type=args.model_type)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

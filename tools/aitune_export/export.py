@@ -6,14 +6,19 @@ import time
 
 import torch
 
-from . import aoti_variant, onnx_variant, openvino_variant
+from . import aoti_variant, onnx_variant, openvino_variant, quantize
 from .archive import aitune_json, check_names, package, write_atomically
 from .inputs import Input, clone_inputs, input_names, make_inputs, resized, resolve_dynamics
 from .outputs import to_plain, wrap_for_export
 
 # The converted models, each recorded under its variant name, for the CPU.
 CONVERTERS = {"onnx": onnx_variant, "openvino": openvino_variant}
-VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS)
+# The converted models quantised to int8 (quantize.py): the converted variant each starts from,
+# and the records it is written to.
+QUANTIZED = {"onnx_int8": ("onnx", ("aitune/onnx_int8/model.onnx",)),
+             "openvino_int8": ("openvino", ("aitune/openvino_int8/model.xml",
+                                            "aitune/openvino_int8/model.bin"))}
+VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS, *QUANTIZED)
 
 
 def default_variants():
@@ -68,17 +73,36 @@ def run_eager(module, inputs, positional, keywords):
         return module(*args[:positional], **dict(zip(keywords, args[positional:]))), args
 
 
+def quantize_variant(variant, base_files, names, cases, calibration, transformer, log):
+    """The int8 variant `variant` of QUANTIZED made from its converted variant's files
+    (`base_files`, record name -> bytes): its files and record."""
+    base, records = QUANTIZED[variant]
+    if base == "onnx":
+        data, quantization, made = quantize.onnx_int8(
+            base_files[onnx_variant.RECORD], names, cases, calibration, transformer)
+        files = (data,)
+    else:
+        files, quantization, made = quantize.openvino_int8(
+            *(base_files[r] for r in openvino_variant.RECORDS), names, cases, calibration,
+            transformer, log)
+    record = {"family": base, "precision": "fp32", "quantization": quantization,
+              "records": list(records), "made": made}
+    return dict(zip(records, files)), record
+
+
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
-           dynamic=(), seed=0):
+           dynamic=(), seed=0, calibration=None, model_type=None):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
     `dynamic` (Dynamic, from parse_dynamic) are the axes exported as a range: every variant is
     made for it and the converted ones checked at its bounds too (inputs made with `seed` + 1
     and + 2). Outputs are made plain (to_plain). With `save_io`, a folder, writes the inputs
-    and eager PyTorch's outputs there (inputs.pt, outputs.pt). Returns the names of the variants
-    written (aoti_*, onnx, openvino) and of those that failed (a variant the device cannot run
-    is skipped, neither)."""
+    and eager PyTorch's outputs there (inputs.pt, outputs.pt). The int8 variants (QUANTIZED)
+    calibrate on `calibration` (quantize.Calibration; None: 300 random inputs, with a warning)
+    and take the model as a transformer where `model_type` says so ("transformer", "cnn"; None:
+    from the graph). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
+    and of those that failed (a variant the device cannot run is skipped, neither)."""
     module = module.eval().to(device)
     specs = specs or [Input(t.shape, t.dtype, (0, 100), None, None) for t in inputs]
     keywords = [s.name for s in specs if s.name]
@@ -150,6 +174,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     shapes = "range" if resolved else "static"
     compiled, recorded, records, failed = {}, {}, {}, {}
     for variant in variants:
+        if variant in QUANTIZED:
+            continue  # after the variants they start from
         if variant in CONVERTERS:
             if not device.startswith("cpu"):
                 log(f"{out}: {variant} skipped: the archive is for {device}, and {variant} runs "
@@ -187,7 +213,41 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         except Exception as error:  # one variant failing must not lose the others
             failed[name] = cause_of(error)
             log(f"{out}: {name} failed to compile: {failed[name]}")
-    check_names([*recorded, *failed])
+    for variant in (v for v in variants if v in QUANTIZED):
+        start = time.monotonic()
+        base = QUANTIZED[variant][0]
+        try:
+            if not device.startswith("cpu"):
+                raise ValueError(f"the archive is for {device}, and {variant} runs on the CPU")
+            if base in failed:
+                raise ValueError(f"the {base} conversion it starts from failed")
+            if constants or written:
+                raise ValueError(f"{base} cannot take this model (see the {base} variant)")
+            if base in recorded:
+                base_files = records
+            else:  # converted for it, not recorded
+                with torch.no_grad():
+                    base_files, _ = CONVERTERS[base].convert(program, names, cases, resolved)
+            if calibration is None:
+                log(f"{out}: {variant}: calibrating on 300 random inputs: the result is a "
+                    f"benchmark, not a deployment (give --calibration for real inputs)")
+                calibration = quantize.Calibration.random(specs, 300, seed)
+            transformer = (model_type == "transformer" if model_type else
+                           quantize.is_transformer(base_files[onnx_variant.RECORD])
+                           if onnx_variant.RECORD in base_files else False)
+            files, record = quantize_variant(variant, base_files, names, cases, calibration,
+                                             transformer, log)
+            records.update(files)
+            recorded[variant] = dict(record, shapes=shapes, inputs=names)
+            made = record["made"]
+            log(f"{out}: {variant} quantised in {time.monotonic() - start:.0f} s (example: "
+                f"cosine {made['example_cosine']:.6f}"
+                f"{'' if made['example_finite'] else ', NOT FINITE'})")
+        except Exception as error:  # one variant failing must not lose the others
+            failed[variant] = cause_of(error)
+            log(f"{out}: {variant} failed to quantise: {failed[variant]}")
+    # The prefix rule is the AOTInductor compilations' (converted models are records of their own).
+    check_names([n for n in (*recorded, *failed) if n not in CONVERTERS and n not in QUANTIZED])
     extra = {"aitune.json": aitune_json(
         torch=torch.__version__,
         inputs=[{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {})}

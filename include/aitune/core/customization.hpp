@@ -52,6 +52,9 @@ struct OutputCheck {
   std::optional<Precision> precision{};
   /// It computes in a lower precision than the reference.
   bool reduced_precision = false;
+  /// How it was quantised ("int8"), when it was: a reduced precision beside `precision`, which
+  /// stays that of its outputs.
+  std::string quantization{};
   /// It failed only because values were outside the tolerance (structure, shapes, dtypes and
   /// non-finite values agreed): where an accuracy budget judges the candidate, the budget decides.
   bool outside_tolerance_only = false;

@@ -104,6 +104,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
   json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
                                           : nlohmann::json(nullptr);
   json["reduced_precision"] = candidate.reduced_precision;
+  if (!candidate.quantization.empty()) json["quantization"] = candidate.quantization;
   json["accuracy"] = nullptr;
   if (!candidate.accuracy.empty()) {
     json["accuracy"] = nlohmann::json::array();
@@ -265,6 +266,7 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
   }
   row.reduced_precision = json.at("reduced_precision").get<bool>();
+  row.quantization = json.value("quantization", std::string());  // absent: not quantised
   if (json.at("accuracy").is_array()) {
     for (const nlohmann::json& output : json.at("accuracy")) {
       OutputAccuracy accuracy{

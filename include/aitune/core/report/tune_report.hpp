@@ -136,6 +136,8 @@ struct CandidateReport {
   /// The precision it computes in, as its correctness check said (none when not checked).
   std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's
+  /// How it was quantised ("int8"), as its correctness check said; empty: not quantised.
+  std::string quantization{};
   /// Per output, its worst error as a fraction of the tolerance, over every sample (empty
   /// when it was not checked against the baseline), and what an accuracy budget measures.
   std::vector<OutputAccuracy> accuracy{};
@@ -218,6 +220,13 @@ struct TuneReport {
                         [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
   }
 };
+
+/// What `row` computes in, for people: its quantisation ("int8") where it was quantised, else its
+/// precision ("bf16"); empty when its check did not say.
+[[nodiscard]] inline std::string computed_in(const CandidateReport& row) {
+  if (!row.quantization.empty()) return row.quantization;
+  return row.precision ? std::string(to_string(*row.precision)) : std::string();
+}
 
 /// The output of `row` that came closest to failing its correctness check, or null when it was
 /// not checked against the baseline.

@@ -339,6 +339,7 @@ class MinLatencyStrategy {
     if (!ran) return false;
     row.precision = verdict.precision;
     row.reduced_precision = verdict.reduced_precision;
+    row.quantization = std::move(verdict.quantization);
     row.accuracy = std::move(verdict.accuracy);
     if (verdict.passed && detail::judged_by_budget(budget, verdict, !reference.outputs.empty())) {
       const AccuracyVerdict judged = budget->judge(row.accuracy);

@@ -195,10 +195,12 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// (set_spinning_stop).
   explicit OnnxRuntime(std::filesystem::path package = {}) : package_(std::move(package)) {}
 
-  /// The ONNX model a model's own `.pt2` archive holds.
-  [[nodiscard]] static OnnxRuntime from_archive(const Pt2Archive& archive) {
+  /// The ONNX model a model's own `.pt2` archive holds: its "onnx" variant, or another of the
+  /// family, such as its int8 quantisation "onnx_int8" (a reduced-precision candidate).
+  [[nodiscard]] static OnnxRuntime from_archive(const Pt2Archive& archive,
+                                                std::string variant = "onnx") {
     OnnxRuntime session(archive.path);
-    session.takes_range_ = archive.variant_takes_range("onnx");
+    session.variant_ = VariantChoice::of(archive, std::move(variant));
     return session;
   }
 
@@ -247,11 +249,11 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     if (threads_ > 0) settings += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
     if (!spinning_stop_) settings += ", spinning after calls";
     const std::string loaded = version();
-    return fmt::format("OnnxRuntime({}{}{})", package_.filename().string(), settings,
-                       loaded.empty() ? "" : ", ORT " + loaded);
+    return fmt::format("OnnxRuntime({}{}{}{})", package_.filename().string(), variant_.described(),
+                       settings, loaded.empty() ? "" : ", ORT " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("onnxruntime:{}:{}:{}:{}:{}", package_.string(),
+    return fmt::format("onnxruntime:{}{}:{}:{}:{}:{}", package_.string(), variant_.keyed("onnx"),
                        optimization_name(optimization_), threads_,
                        spinning_stop_ ? "spinning-stop" : "spinning", version());
   }
@@ -263,6 +265,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// ONNX Runtime fuses and reorders float work: the compiled variants' tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy{Tolerance::for_compute(c10::ScalarType::Float, c10::Device(c10::kCPU))};
+    policy.quantization = variant_.quantization;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
@@ -270,9 +273,13 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     return true;
   }
   /// The converted model it runs: every session of it shares its verdict, whatever its threads
-  /// or precision (aitune::graph_of).
+  /// or precision, and so does its quantisation, made from it (aitune::graph_of).
   [[nodiscard]] std::string graph() const {
     return "onnx:" + package_.string();
+  }
+  /// The archive's variant it runs ("onnx", "onnx_int8").
+  [[nodiscard]] const std::string& variant() const noexcept {
+    return variant_.name;
   }
   /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
   [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
@@ -284,7 +291,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     return true;
   }
   [[nodiscard]] bool takes_range() const noexcept {
-    return takes_range_;
+    return variant_.takes_range;
   }
 
   /// The level's name in reports and keys.
@@ -304,13 +311,14 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   /// In the errors of a call (not describe(): that formats a string, and calls must not).
   static constexpr const char* runtime_name = "ONNX Runtime";
 
-  void do_build(const Model& model, std::span<const Sample> /*samples*/) {
+  void do_build(const Model& model, std::span<const Sample> samples) {
     if (model.archive && !package_.empty() && model.archive->path != package_) {
       throw Error(fmt::format("{} was made for '{}', but the model is '{}'", describe(),
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, "onnx", runtime_name);
+    converted_ = ConvertedModel::read(model, variant_.name, runtime_name);
+    converted_.refuse_calibration_inputs(samples);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("ONNX Runtime runs on the CPU here (its CPU provider); the model is "
                               "tuned on {}",
@@ -471,7 +479,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   std::filesystem::path package_{};
   OnnxOptimization optimization_ = OnnxOptimization::all;
   int threads_ = 0;
-  bool takes_range_ = false;  ///< the archive records the ONNX graph as taking its input ranges
+  VariantChoice variant_{"onnx"};  ///< the archive's model it runs
   bool spinning_stop_ = true;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)

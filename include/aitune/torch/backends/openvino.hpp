@@ -169,11 +169,13 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     }
   }
 
-  /// The IR a model's own `.pt2` archive holds.
+  /// The IR a model's own `.pt2` archive holds: its "openvino" variant, or another of the
+  /// family, such as its int8 quantisation "openvino_int8" (a reduced-precision candidate).
   [[nodiscard]] static OpenVino from_archive(const Pt2Archive& archive,
-                                             Precision precision = Precision::fp32) {
+                                             Precision precision = Precision::fp32,
+                                             std::string variant = "openvino") {
     OpenVino session(archive.path, precision);
-    session.takes_range_ = archive.variant_takes_range("openvino");
+    session.variant_ = VariantChoice::of(archive, std::move(variant));
     return session;
   }
 
@@ -243,14 +245,16 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     const auto count = [](int n, const char* what) {
       return n > 0 ? fmt::format(", {} {}{}", n, what, n == 1 ? "" : "s") : std::string();
     };
-    return fmt::format("OpenVino({}, {}{}{}{}{})", package_.filename().string(),
-                       to_string(precision_), count(threads_, "thread"), count(streams_, "stream"),
+    return fmt::format("OpenVino({}, {}{}{}{}{}{})", package_.filename().string(),
+                       to_string(precision_), variant_.described(), count(threads_, "thread"),
+                       count(streams_, "stream"),
                        copies_ > 1 ? fmt::format(", up to {} copies", copies_) : "",
                        loaded.empty() ? "" : ", OV " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("openvino:{}:{}:{}:{}:{}:{}", package_.string(), to_string(precision_),
-                       threads_, streams_, copies_, version());
+    return fmt::format("openvino:{}{}:{}:{}:{}:{}:{}", package_.string(),
+                       variant_.keyed("openvino"), to_string(precision_), threads_, streams_,
+                       copies_, version());
   }
   /// The archive it loads the model from: the tuning cache's key covers its content.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
@@ -261,6 +265,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy{Tolerance::for_precision(precision_)};
     if (precision_ != Precision::fp32) policy.reduced_precision = precision_;
+    policy.quantization = variant_.quantization;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
@@ -274,6 +279,10 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   [[nodiscard]] std::string graph() const {
     return "openvino:" + package_.string();
   }
+  /// The archive's variant it runs ("openvino", "openvino_int8").
+  [[nodiscard]] const std::string& variant() const noexcept {
+    return variant_.name;
+  }
   /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
   [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
     return TorchThreadUse::none;
@@ -284,7 +293,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     return true;
   }
   [[nodiscard]] bool takes_range() const noexcept {
-    return takes_range_;
+    return variant_.takes_range;
   }
 
  private:
@@ -293,13 +302,14 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   /// In the errors of a call (not describe(): that formats a string, and calls must not).
   static constexpr const char* runtime_name = "OpenVINO";
 
-  void do_build(const Model& model, std::span<const Sample> /*samples*/) {
+  void do_build(const Model& model, std::span<const Sample> samples) {
     if (model.archive && !package_.empty() && model.archive->path != package_) {
       throw Error(fmt::format("{} was made for '{}', but the model is '{}'", describe(),
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, "openvino", runtime_name);
+    converted_ = ConvertedModel::read(model, variant_.name, runtime_name);
+    converted_.refuse_calibration_inputs(samples);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("OpenVINO runs on the CPU here (its CPU device); the model is "
                               "tuned on {}",
@@ -418,7 +428,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   std::filesystem::path package_{};
   Precision precision_ = Precision::fp32;
   int threads_ = 0;
-  bool takes_range_ = false;  ///< the archive records the IR as taking its input ranges
+  VariantChoice variant_{"openvino"};  ///< the archive's model it runs
   int streams_ = 0;
   int copies_ = 1;
   ConvertedModel converted_{};

@@ -9,6 +9,7 @@
 /// what the baseline returns.
 
 #include "aitune/core/error.hpp"
+#include "aitune/torch/check/stored_reference.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +74,23 @@ struct ConvertedModel {
     }
     converted.read_structure(archive);
     return converted;
+  }
+
+  /// Throws when one of `samples` is an input this model was calibrated on (its archive records
+  /// their digests): the accuracy of a quantised model must be checked on inputs it was not
+  /// fitted to.
+  void refuse_calibration_inputs(std::span<const Sample> samples) const {
+    if (info.calibration_digests.empty()) return;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const std::optional<std::string> digest = digest_samples(samples.subspan(i, 1));
+      if (digest && std::find(info.calibration_digests.begin(), info.calibration_digests.end(),
+                              *digest) != info.calibration_digests.end()) {
+        throw Error(fmt::format(
+            "sample {} of {} is one of the {} inputs the '{}' model was calibrated on: its "
+            "accuracy must be checked on held-out inputs",
+            i + 1, samples.size(), info.calibration_digests.size(), info.name));
+      }
+    }
   }
 
   /// The output structure `archive` records, and its None leaves, into which outputs() rebuilds
@@ -169,6 +188,35 @@ struct ConvertedModel {
   /// increasing order and in its range.
   [[nodiscard]] bool fits(std::size_t outputs) const {
     return outputs + none_leaves.size() == structure->leaves() && none_leaves_problem().empty();
+  }
+};
+
+/// Which of an archive's converted models of one family a session runs: the family's own
+/// ("onnx", "openvino") or another variant of it, such as its int8 quantisation ("onnx_int8").
+struct VariantChoice {
+  std::string name;
+  std::string quantization{};  ///< as the archive records it ("int8"); empty: none
+  bool takes_range = false;
+
+  /// `variant` of `archive` (its record read: quantization, range).
+  [[nodiscard]] static VariantChoice of(const Pt2Archive& archive, std::string variant) {
+    VariantChoice choice{std::move(variant)};
+    if (const auto found = archive.runtime_variants.find(choice.name);
+        found != archive.runtime_variants.end()) {
+      choice.quantization = found->second.quantization;
+      choice.takes_range = found->second.takes_range;
+    }
+    return choice;
+  }
+
+  /// ", int8" for a quantised model (in describe()), else nothing.
+  [[nodiscard]] std::string described() const {
+    return quantization.empty() ? std::string() : ", " + quantization;
+  }
+  /// ":onnx_int8" where it is not the family's own (`family`): the keys of those stay as they
+  /// were before other variants existed.
+  [[nodiscard]] std::string keyed(std::string_view family) const {
+    return name == family ? std::string() : ":" + name;
   }
 };
 

@@ -320,7 +320,8 @@ inline OutputCheck check_finite(const std::string& path, const c10::IValue& valu
   }
   verdict.precision =
       computed_precision(policy, expected ? native_precision(*expected) : std::nullopt);
-  verdict.reduced_precision = policy.reduced_precision.has_value();
+  verdict.reduced_precision = policy.reduced_precision.has_value() || !policy.quantization.empty();
+  verdict.quantization = policy.quantization;
   return verdict;
 }
 

@@ -94,6 +94,9 @@ struct OutputPolicy {
   /// Set when the backend cannot know the structure of its outputs (a compiled model whose
   /// package records none): why, for the reason of a failed check. Its outputs come back flat.
   std::string unknown_structure{};
+  /// Set for a quantised model ("int8"): it computes in a lower precision than the model
+  /// (its outputs keep the model's dtypes), and an accuracy budget judges it.
+  std::string quantization{};
 };
 
 }  // namespace AITUNE_LT_ABI

@@ -43,6 +43,12 @@ struct RuntimeVariantInfo {
   std::string family{};                ///< the runtime that runs it: "onnx" or "openvino"
   /// Whether it takes every shape of the archive's dynamic_axes (else the example's only).
   bool takes_range = false;
+  /// How it was quantised ("int8"), empty for a model in its precision: a reduced-precision
+  /// candidate, tried only under an accuracy budget.
+  std::string quantization{};
+  /// The digests of the inputs it was calibrated on (digest_samples of each, alone): never the
+  /// inputs its accuracy is checked on.
+  std::vector<std::string> calibration_digests{};
 };
 
 /// An axis of one of the program's inputs exported as a range (tools/export_model.py --dynamic):
@@ -98,13 +104,6 @@ struct Pt2Archive {
   /// converted models) is unknown, and every candidate made from them fails with this. Empty
   /// when it can, or when the archive has none (made by another tool).
   std::string records_problem{};
-
-  /// Whether the converted model `variant` ("onnx", "openvino") takes the archive's input
-  /// ranges (false where the archive has no such model).
-  [[nodiscard]] bool variant_takes_range(const std::string& variant) const {
-    const auto found = runtime_variants.find(variant);
-    return found != runtime_variants.end() && found->second.takes_range;
-  }
 
   /// The name the native runtime runs: "model" when present, else the first program.
   [[nodiscard]] std::optional<std::string> main_program() const {

@@ -66,6 +66,36 @@ inline std::string read_shapes(const nlohmann::json& record, const std::string& 
   return {};
 }
 
+/// A converted model's "quantization" record (absent: none): its dtype ("int8") and the digests
+/// of its calibration inputs ("calibration.digests", absent where it was calibrated on none).
+/// Returns why it cannot be used, or nothing.
+inline std::string read_quantization(const nlohmann::json& record, const std::string& where,
+                                     RuntimeVariantInfo& info) {
+  const auto quantization = record.find("quantization");
+  if (quantization == record.end()) return {};
+  const auto dtype = quantization->is_object() ? quantization->find("dtype") : record.end();
+  if (!quantization->is_object() || dtype == quantization->end() || !dtype->is_string() ||
+      *dtype != "int8") {
+    return fmt::format("{}.quantization is {}, not a record of an int8 quantisation", where,
+                       json_excerpt(*quantization));
+  }
+  info.quantization = dtype->get<std::string>();
+  const auto calibration = quantization->find("calibration");
+  if (calibration == quantization->end()) return {};
+  const auto digests =
+      calibration->is_object() ? calibration->find("digests") : quantization->end();
+  if (!calibration->is_object() || digests == calibration->end() || !digests->is_array() ||
+      !std::all_of(digests->begin(), digests->end(), [](const nlohmann::json& digest) {
+        return digest.is_string() && digest.get_ref<const std::string&>().size() == 64;
+      })) {
+    return fmt::format("{}.quantization.calibration is {}, not its inputs' digests", where,
+                       json_excerpt(*calibration));
+  }
+  for (const nlohmann::json& digest : *digests)
+    info.calibration_digests.push_back(digest.get<std::string>());
+  return {};
+}
+
 /// What tools/export_model.py recorded of one AOTInductor compilation (schema 2:
 /// `variants.<name>`, its options under "made"; schema 1: `aoti.<name>`, beside the precision),
 /// `where` naming the record in messages: the precision it computes in, its Inductor options and
@@ -188,6 +218,7 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     }
     RuntimeVariantInfo info{name, {}, family_name};
     std::string problem = read_shapes(record, where, info.takes_range);
+    if (problem.empty()) problem = read_quantization(record, where, info);
     const auto records = record.find("records");
     if (problem.empty() && (records == record.end() || !records->is_array() ||
                             records->size() != files->second.size())) {

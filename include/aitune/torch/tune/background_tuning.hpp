@@ -61,7 +61,8 @@ class BackgroundTunedModule {
   BackgroundTunedModule(Model model, std::vector<Sample> samples, TuneOptions options = {}) {
     if (!options.candidates) {
       options.candidates =
-          default_candidates_for_callers(model, options.config.profiling().callers());
+          default_candidates_for_callers(model, options.config.profiling().callers(),
+                                         options.config.accuracy_budget().has_value());
     }
     if (options.cache != nullptr) {
       cache_ = std::make_unique<const TuningCache>(*options.cache);

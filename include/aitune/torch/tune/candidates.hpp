@@ -97,6 +97,23 @@ runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_
   return counts;
 }
 
+/// The quantised models of `archive`, by variant name: those it holds (of the onnx and openvino
+/// families), and those whose quantisation failed or cannot be read (onnx_int8, openvino_int8),
+/// whose candidates then fail with the cause.
+[[nodiscard]] inline std::vector<std::string> quantized_variants(const Pt2Archive& archive) {
+  std::vector<std::string> names;
+  for (const auto& [name, info] : archive.runtime_variants) {
+    if (!info.quantization.empty() && (info.family == "onnx" || info.family == "openvino")) {
+      names.push_back(name);
+    }
+  }
+  for (const char* name : {"onnx_int8", "openvino_int8"}) {
+    if (archive.failed_variants.contains(name) || archive.unusable_variants.contains(name))
+      names.emplace_back(name);
+  }
+  return names;
+}
+
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first compilation is the baseline: aoti_baseline_of), then
@@ -110,12 +127,14 @@ runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_
 /// at once as fit (OpenVino::set_copies: cores / threads). Tuned at `callers` at once
 /// (ProfilingConfig::set_callers: default_candidates_for_callers), an
 /// OpenVINO session at the runtime's default threads is listed again with a stream per caller,
-/// up to the cores. For a
-/// TorchScript model, default_candidates(device).
+/// up to the cores. With `quantized` (a tuning under an accuracy budget: StrategyConfig::
+/// set_accuracy_budget), the archive's quantised models (onnx_int8, openvino_int8: int8 at
+/// export) join too, at the same thread counts; without it none is tried. For a TorchScript
+/// model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend>
 default_candidates(const Model& model,
                    const std::vector<int>& runtime_threads = default_runtime_threads(),
-                   int callers = 1) {
+                   int callers = 1, bool quantized = false) {
   if (!model.is_exported()) return default_candidates(model.device);
   const Pt2Archive& archive = *model.archive;
   const AotiModelInfo* baseline = aoti_baseline_of(model);
@@ -166,15 +185,23 @@ default_candidates(const Model& model,
   if (archive.runtime_variants.contains("openvino") && OpenVino::cpu_has_bf16()) {
     at_counts("openvino", [&] { return OpenVino::from_archive(archive, Precision::bf16); });
   }
+  if (!quantized) return candidates;
+  for (const std::string& variant : quantized_variants(archive)) {
+    if (variant.starts_with("onnx")) {
+      at_counts(variant, [&] { return OnnxRuntime::from_archive(archive, variant); });
+    } else {
+      at_counts(variant, [&] { return OpenVino::from_archive(archive, Precision::fp32, variant); });
+    }
+  }
   return candidates;
 }
 
 /// default_candidates for a tuning at `callers` at once (ProfilingConfig::set_callers): the
 /// sessions' thread counts of runtime_threads_for_callers, and OpenVINO's streams per caller.
 /// At one caller, default_candidates(model).
-[[nodiscard]] inline std::vector<AnyBackend> default_candidates_for_callers(const Model& model,
-                                                                            int callers) {
-  return default_candidates(model, runtime_threads_for_callers(callers), callers);
+[[nodiscard]] inline std::vector<AnyBackend>
+default_candidates_for_callers(const Model& model, int callers, bool quantized = false) {
+  return default_candidates(model, runtime_threads_for_callers(callers), callers, quantized);
 }
 
 /// LibTorch intra-op thread counts worth measuring besides the process's own: those of

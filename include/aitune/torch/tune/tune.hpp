@@ -38,7 +38,8 @@ inline namespace AITUNE_LT_ABI {
 /// `lt::tune(model, samples)` takes them all; name the fields you set:
 /// `lt::tune(model, samples, {.config = config, .cache = &cache})`.
 struct TuneOptions {
-  /// The backends to try, in order of preference for near ties (default: default_candidates).
+  /// The backends to try, in order of preference for near ties (default: default_candidates,
+  /// with the archive's quantised models where the config sets an accuracy budget).
   std::optional<std::vector<AnyBackend>> candidates{};
   /// The strategy's settings (default: the interleaved race, the confident-median rule, a 60 s
   /// budget, progress lines on standard error; `StrategyConfig{}.set_sink(null_sink())`
@@ -96,7 +97,8 @@ struct TuneOptions {
   std::vector<AnyBackend> candidates =
       options.candidates
           ? std::move(*options.candidates)
-          : default_candidates_for_callers(model, options.config.profiling().callers());
+          : default_candidates_for_callers(model, options.config.profiling().callers(),
+                                           options.config.accuracy_budget().has_value());
   const ShapeContract shapes = shape_check_for(model, candidates);
   // A module that will serve a range is checked at its bounds too (never timed there).
   const std::vector<Sample> checked = with_range_bounds(shapes, samples, options.config);

@@ -102,7 +102,7 @@ inline RowCells row_cells(const TuneReport& report, const CandidateReport& row,
                   ratio_cell(row),
                   speedup ? format_speedup(*speedup) : std::string("-"),
                   row.calls > 0 ? fmt::format("{}", row.calls) : std::string("-"),
-                  row.precision ? std::string(to_string(*row.precision)) : std::string("-"),
+                  computed_in(row).empty() ? std::string("-") : computed_in(row),
                   row.judged_by_budget ? std::string("budget")
                   : worst              ? format_fixed(worst->worst_error_ratio * 100.0, 0) + " %"
                                        : std::string("-"),

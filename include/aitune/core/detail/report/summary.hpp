@@ -63,15 +63,15 @@ namespace aitune::detail {
 /// how far that moved the outputs (against the accuracy budget, where one judged it).
 [[nodiscard]] inline std::string precision_note(const CandidateReport& winner) {
   if (!winner.reduced_precision) return "";
+  const std::string computed =
+      computed_in(winner).empty() ? std::string("a lower precision") : computed_in(winner);
   if (winner.judged_by_budget) {
-    return fmt::format("; it computes in {}, within the accuracy budget ({})",
-                       winner.precision ? to_string(*winner.precision) : "a lower precision",
+    return fmt::format("; it computes in {}, within the accuracy budget ({})", computed,
                        winner.accuracy_verdict);
   }
   const OutputAccuracy* worst = worst_accuracy(winner);
   return fmt::format(
-      "; it computes in {}{}",
-      winner.precision ? to_string(*winner.precision) : "a lower precision",
+      "; it computes in {}{}", computed,
       worst ? fmt::format(", which moved the outputs by at most {} % of the tolerance (worst: {})",
                           format_fixed(worst->worst_error_ratio * 100.0, 0), worst->output)
             : std::string());

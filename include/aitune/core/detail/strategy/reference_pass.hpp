@@ -90,6 +90,7 @@ void note_reference_pass(CandidateReport& baseline, std::optional<std::size_t>& 
 inline void merge_accuracy(OutputCheck& merged, OutputCheck sample) {
   merged.precision = std::move(sample.precision);
   merged.reduced_precision = sample.reduced_precision;
+  merged.quantization = std::move(sample.quantization);
   for (OutputAccuracy& output : sample.accuracy) {
     const auto same =
         std::find_if(merged.accuracy.begin(), merged.accuracy.end(),

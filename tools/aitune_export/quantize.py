@@ -1,0 +1,226 @@
+"""Reduced-precision variants made at export: the converted models quantised to int8 with
+calibration inputs. Each is a variant of its runtime's family with a "quantization" record:
+
+  onnx_int8      ONNX Runtime's quantiser on the onnx model (quant_pre_process first): static
+                 QDQ, int8 weights per channel and uint8 activations calibrated on the inputs, for
+                 a convolutional model; dynamic MatMul quantisation (no calibration) for a
+                 transformer. reduce_range where the CPU has no VNNI.
+  openvino_int8  NNCF post-training quantisation of the openvino model (MIXED preset; NNCF's
+                 transformer model type for a transformer; overflow_fix off VNNI). NNCF comes
+                 from tools/requirements-quantize.txt, installed on first use.
+
+A model is a transformer where --model-type transformer says so, or where most of the ONNX
+graph's weighted operations are MatMul/Gemm rather than Conv. Int8 moves the outputs: the variant
+is not checked against eager PyTorch's tolerance here (aitune-tune judges it with --accuracy on
+inputs the calibration never saw); its cosine similarity on the example and whether its outputs
+are finite are recorded under "made". The record holds a digest of each calibration input (as
+aitune-cpp digests a sample), so that a tuning can tell held-out inputs from calibration ones.
+"""
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from .inputs import make_inputs
+
+REQUIREMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "requirements-quantize.txt")
+
+# c10::toString of each dtype: what aitune-cpp's sample digest names it by.
+C10_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half",
+                   torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int",
+                   torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+                   torch.bool: "Bool"}
+
+
+def sample_digest(inputs):
+    """The SHA-256 of one sample as aitune-cpp's digest_samples hashes a one-sample span
+    (torch/check/stored_reference.hpp): each tensor's dtype, shape and bytes."""
+    hash_ = hashlib.sha256(f"sample:{len(inputs)}(".encode())
+    for tensor in inputs:
+        dense = tensor.detach().cpu().contiguous()
+        shape = ",".join(str(d) for d in dense.shape)
+        hash_.update(f"tensor:{C10_DTYPE_NAMES[dense.dtype]}:[{shape}]:".encode())
+        raw = dense.view(torch.int16) if dense.dtype == torch.bfloat16 else dense
+        hash_.update(raw.numpy().tobytes())
+    hash_.update(b")")
+    return hash_.hexdigest()
+
+
+def cpu_has_vnni():
+    """Whether this CPU has int8 dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX): without
+    them an int8 multiply-add can overflow, which reduce_range and overflow_fix avoid."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        return False
+    return bool(flags & {"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+class Calibration:
+    """The inputs a quantiser calibrates on, where they came from, and their digests."""
+
+    def __init__(self, inputs, source):
+        self.inputs = [tuple(t.detach().cpu() for t in sample) for sample in inputs]
+        self.source = source
+        self.digests = [sample_digest(sample) for sample in self.inputs]
+
+    @classmethod
+    def random(cls, specs, count, seed):
+        """`count` random inputs, seeds far from the example's and the range bounds'."""
+        return cls([make_inputs(specs, "cpu", seed + 1000 + i) for i in range(count)],
+                   "random")
+
+    def record(self):
+        return {"source": self.source, "count": len(self.inputs), "digests": self.digests}
+
+
+def is_transformer(onnx_bytes):
+    """Whether most of the graph's weighted operations are MatMul or Gemm rather than Conv."""
+    import onnx
+
+    ops = [node.op_type for node in onnx.load_from_string(onnx_bytes).graph.node]
+    matmuls = sum(op in ("MatMul", "Gemm") for op in ops)
+    return matmuls > ops.count("Conv")
+
+
+def compare(run, cases):
+    """The least cosine similarity of run(inputs)'s outputs (numpy) with eager PyTorch's over the
+    floating outputs of every (inputs, expected) of `cases` (the example, then a range's bounds,
+    which the quantised model must take too), and whether all are finite."""
+    import numpy
+
+    least, finite = 1.0, True
+    pairs = [pair for inputs, expected in cases for pair in zip(run(inputs), expected)]
+    for out, want in pairs:
+        want = want.detach().cpu().numpy()
+        if not numpy.issubdtype(want.dtype, numpy.floating):
+            continue
+        out = numpy.asarray(out, dtype=numpy.float64).ravel()
+        want = want.astype(numpy.float64).ravel()
+        finite = finite and bool(numpy.isfinite(out).all())
+        norms = numpy.linalg.norm(out) * numpy.linalg.norm(want)
+        cosine = float(out @ want / norms) if norms > 0 else float(numpy.array_equal(out, want))
+        least = min(least, cosine) if numpy.isfinite(cosine) else float("nan")
+    return least, finite
+
+
+def onnx_int8(onnx_bytes, names, cases, calibration, transformer):
+    """The ONNX model quantised to int8 (bytes) and its record's "quantization" and "made"."""
+    import onnx
+    import onnxruntime
+    from onnxruntime import quantization as q
+
+    reduce_range = not cpu_has_vnni()
+    with tempfile.TemporaryDirectory() as folder:
+        source, prepared, out = (os.path.join(folder, n) for n in
+                                 ("model.onnx", "prepared.onnx", "int8.onnx"))
+        with open(source, "wb") as f:
+            f.write(onnx_bytes)
+        q.quant_pre_process(source, prepared, skip_symbolic_shape=True)
+        if transformer:
+            q.quantize_dynamic(prepared, out, weight_type=q.QuantType.QInt8,
+                               per_channel=True, reduce_range=reduce_range,
+                               op_types_to_quantize=["MatMul", "Gemm"])
+            method = {"method": "onnxruntime quantize_dynamic", "op_types": ["MatMul", "Gemm"]}
+        else:
+            graph_inputs = [i.name for i in onnx.load(prepared).graph.input]
+
+            class Reader(q.CalibrationDataReader):
+                def __init__(self):
+                    self.samples = iter(calibration.inputs)
+
+                def get_next(self):
+                    sample = next(self.samples, None)
+                    if sample is None:
+                        return None
+                    by_name = dict(zip(names, sample))
+                    return {name: by_name[name].numpy() for name in graph_inputs}
+
+            q.quantize_static(prepared, out, Reader(), quant_format=q.QuantFormat.QDQ,
+                              per_channel=True, reduce_range=reduce_range,
+                              activation_type=q.QuantType.QUInt8,
+                              weight_type=q.QuantType.QInt8)
+            method = {"method": "onnxruntime quantize_static", "format": "QDQ",
+                      "calibration": calibration.record()}
+        with open(out, "rb") as f:
+            data = f.read()
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    graph_inputs = [i.name for i in session.get_inputs()]
+
+    def run(inputs):
+        by_name = dict(zip(names, inputs))
+        return session.run(None, {n: by_name[n].detach().cpu().numpy() for n in graph_inputs})
+
+    cosine, finite = compare(run, cases)
+    quantization = {"dtype": "int8", "per_channel": True, "reduce_range": reduce_range, **method}
+    made = {"onnxruntime": onnxruntime.__version__, "example_cosine": cosine,
+            "example_finite": finite}
+    return data, quantization, made
+
+
+def ensure_nncf(log):
+    """Imports NNCF, installing tools/requirements-quantize.txt into this Python first where it
+    is missing."""
+    try:
+        import nncf  # noqa: F401
+    except ImportError:
+        log(f"installing NNCF for openvino_int8: pip install -r {REQUIREMENTS}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
+                       check=True)
+    import nncf
+
+    return nncf
+
+
+def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, log):
+    """The OpenVINO model quantised to int8 by NNCF ((xml, bin) bytes), and its record's
+    "quantization" and "made"."""
+    nncf = ensure_nncf(log)
+    import openvino
+
+    core = openvino.Core()
+    with tempfile.TemporaryDirectory() as folder:
+        for name, data in (("model.xml", xml_bytes), ("model.bin", bin_bytes)):
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+        model = core.read_model(os.path.join(folder, "model.xml"))
+    ports = [next(iter(sorted(port.get_names())), "") for port in model.inputs]
+
+    def transform(sample):
+        by_name = dict(zip(names, sample))
+        return [by_name[name].detach().cpu().numpy() for name in ports]
+
+    overflow_fix = (nncf.OverflowFix.ENABLE if not cpu_has_vnni()
+                    else nncf.OverflowFix.FIRST_LAYER)
+    options = {"preset": nncf.QuantizationPreset.MIXED,
+               "subset_size": len(calibration.inputs),
+               "advanced_parameters": nncf.AdvancedQuantizationParameters(
+                   overflow_fix=overflow_fix)}
+    if transformer:
+        options["model_type"] = nncf.ModelType.TRANSFORMER
+    quantized = nncf.quantize(model, nncf.Dataset(calibration.inputs, transform), **options)
+    with tempfile.TemporaryDirectory() as folder:
+        xml = os.path.join(folder, "model.xml")
+        openvino.save_model(quantized, xml, compress_to_fp16=False)
+        with open(xml, "rb") as f:
+            xml_out = f.read()
+        with open(os.path.join(folder, "model.bin"), "rb") as f:
+            bin_out = f.read()
+        compiled = core.compile_model(core.read_model(xml), "CPU",
+                                      {"INFERENCE_PRECISION_HINT": "f32"})
+    def run(inputs):
+        results = compiled(transform(inputs))
+        return [results[i] for i in range(len(compiled.outputs))]
+
+    cosine, finite = compare(run, cases)
+    quantization = {"dtype": "int8", "method": "nncf post-training quantization",
+                    "preset": "mixed", "model_type": "transformer" if transformer else "default",
+                    "overflow_fix": overflow_fix.value, "calibration": calibration.record()}
+    made = {"nncf": nncf.__version__, "openvino": openvino.__version__.split("-")[0],
+            "example_cosine": cosine, "example_finite": finite}
+    return (xml_out, bin_out), quantization, made
