@@ -176,7 +176,9 @@ TEST_CASE("The budget judges each measure on its worst output and counts top-k a
   CHECK_FALSE(budget.measures_top_k("output['logits_extra']"));
   const AccuracyVerdict verdict = budget.judge(outputs);
   CHECK_FALSE(verdict.within);
-  CHECK(verdict.text == "output['logits']: top-1 agreement 97 % (97 of 100) < 98 %");
+  CHECK(verdict.text == "output['logits']: top-1 agreement 97 % (97 of 100) < 98 % (within: "
+                        "output['hidden']: relative error 0.05 <= 0.1; output['hidden']: cosine "
+                        "0.999000 >= 0.999)");
 
   budget.set_top_k({"logits", 1, 0.95});
   const AccuracyVerdict within = budget.judge(outputs);

@@ -73,18 +73,21 @@ def run_eager(module, inputs, positional, keywords):
         return module(*args[:positional], **dict(zip(keywords, args[positional:]))), args
 
 
-def quantize_variant(variant, base_files, names, cases, calibration, transformer, log):
+def quantize_variant(variant, base_files, names, cases, calibration, transformer, log,
+                     validation):
     """The int8 variant `variant` of QUANTIZED made from its converted variant's files
-    (`base_files`, record name -> bytes): its files and record."""
+    (`base_files`, record name -> bytes): its files and record. validation() gives held-out
+    (inputs, expected) to repair it on, where its quantiser can."""
     base, records = QUANTIZED[variant]
     if base == "onnx":
         data, quantization, made = quantize.onnx_int8(
-            base_files[onnx_variant.RECORD], names, cases, calibration, transformer)
+            base_files[onnx_variant.RECORD], names, cases, calibration, transformer, log,
+            validation)
         files = (data,)
     else:
         files, quantization, made = quantize.openvino_int8(
             *(base_files[r] for r in openvino_variant.RECORDS), names, cases, calibration,
-            transformer, log)
+            transformer, log, validation)
     record = {"family": base, "precision": "fp32", "quantization": quantization,
               "records": list(records), "made": made}
     return dict(zip(records, files)), record
@@ -213,6 +216,13 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         except Exception as error:  # one variant failing must not lose the others
             failed[name] = cause_of(error)
             log(f"{out}: {name} failed to compile: {failed[name]}")
+    def validation(count=100):
+        # Held-out inputs (seeds apart from the example's, the bounds' and the calibration's)
+        # and eager PyTorch's outputs for them, to repair an int8 model on.
+        held_out = [make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
+        return [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
+                for inputs in held_out]
+
     for variant in (v for v in variants if v in QUANTIZED):
         start = time.monotonic()
         base = QUANTIZED[variant][0]
@@ -233,16 +243,18 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                     f"benchmark, not a deployment (give --calibration for real inputs)")
                 calibration = quantize.Calibration.random(specs, 300, seed)
             transformer = (model_type == "transformer" if model_type else
-                           quantize.is_transformer(base_files[onnx_variant.RECORD])
-                           if onnx_variant.RECORD in base_files else False)
+                           quantize.is_transformer(base_files, onnx_variant.RECORD,
+                                                   openvino_variant.RECORDS[0]))
             files, record = quantize_variant(variant, base_files, names, cases, calibration,
-                                             transformer, log)
+                                             transformer, log, validation)
             records.update(files)
             recorded[variant] = dict(record, shapes=shapes, inputs=names)
-            made = record["made"]
+            made, repaired = record["made"], record["quantization"].get("repaired")
             log(f"{out}: {variant} quantised in {time.monotonic() - start:.0f} s (example: "
                 f"cosine {made['example_cosine']:.6f}"
-                f"{'' if made['example_finite'] else ', NOT FINITE'})")
+                f"{'' if made['example_finite'] else ', NOT FINITE'}"
+                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}" if repaired
+                   else "") + ")")
         except Exception as error:  # one variant failing must not lose the others
             failed[variant] = cause_of(error)
             log(f"{out}: {variant} failed to quantise: {failed[variant]}")

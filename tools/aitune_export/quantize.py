@@ -79,13 +79,16 @@ class Calibration:
         return {"source": self.source, "count": len(self.inputs), "digests": self.digests}
 
 
-def is_transformer(onnx_bytes):
-    """Whether most of the graph's weighted operations are MatMul or Gemm rather than Conv."""
-    import onnx
+def is_transformer(files, onnx_record, openvino_xml):
+    """Whether most of the weighted operations of the converted model in `files` (record name ->
+    bytes: an ONNX graph, or an OpenVINO IR) are MatMul or Gemm rather than convolutions."""
+    if onnx_record in files:
+        import onnx
 
-    ops = [node.op_type for node in onnx.load_from_string(onnx_bytes).graph.node]
-    matmuls = sum(op in ("MatMul", "Gemm") for op in ops)
-    return matmuls > ops.count("Conv")
+        ops = [node.op_type for node in onnx.load_from_string(files[onnx_record]).graph.node]
+        return sum(op in ("MatMul", "Gemm") for op in ops) > ops.count("Conv")
+    xml = files[openvino_xml].decode(errors="replace")
+    return xml.count('type="MatMul"') > xml.count('type="Convolution"')
 
 
 def compare(run, cases):
@@ -109,8 +112,57 @@ def compare(run, cases):
     return least, finite
 
 
-def onnx_int8(onnx_bytes, names, cases, calibration, transformer):
-    """The ONNX model quantised to int8 (bytes) and its record's "quantization" and "made"."""
+# An int8 model whose least cosine similarity with eager PyTorch on the example is below this, or
+# whose outputs are not finite, is made again with accuracy control where the quantiser has it.
+REPAIR_BELOW = 0.999
+
+
+def least_cosine(run, data):
+    """NNCF's validation metric: over (inputs, expected) of `data`, the least cosine similarity of
+    run(inputs) with eager PyTorch's (as an accuracy budget judges: its worst input); NaN or Inf
+    scores the worst (-1). Returns it and each item's value."""
+    values = []
+    for inputs, expected in data:
+        outputs = run(inputs)
+        least, ok = compare(lambda _, outputs=outputs: outputs, [(inputs, expected)])
+        values.append(least if ok and least == least else -1.0)
+    return min(values), values
+
+
+def repair_record(repair_below, items, before):
+    """What "quantization" says of a repair: how, on what, and the example's figures before."""
+    return {"method": "nncf quantize_with_accuracy_control",
+            "metric": "least cosine similarity with eager PyTorch (NaN: -1)",
+            "max_drop": 1.0 - repair_below, "validation_count": len(items), "before": before}
+
+
+def outputs_of(compiled, inputs):
+    """A compiled OpenVINO model's outputs on `inputs`, in order."""
+    results = compiled(inputs)
+    return [results[i] for i in range(len(compiled.outputs))]
+
+
+def ensure_nncf(log):
+    """Imports NNCF, installing tools/requirements-quantize.txt into this Python first where it
+    is missing."""
+    try:
+        import nncf  # noqa: F401
+    except ImportError:
+        log(f"installing NNCF for openvino_int8: pip install -r {REQUIREMENTS}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
+                       check=True)
+    import nncf
+
+    return nncf
+
+
+def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, validation=None,
+              repair_below=REPAIR_BELOW):
+    """The ONNX model quantised to int8 (bytes) and its record's "quantization" and "made".
+    Where its outputs on `cases` are not finite or their least cosine similarity with eager
+    PyTorch's is below `repair_below`, it is made again by NNCF's ONNX
+    quantiser with accuracy control on validation() (see openvino_int8), and "quantization" says
+    so under "repaired"."""
     import onnx
     import onnxruntime
     from onnxruntime import quantization as q
@@ -149,37 +201,59 @@ def onnx_int8(onnx_bytes, names, cases, calibration, transformer):
                       "calibration": calibration.record()}
         with open(out, "rb") as f:
             data = f.read()
-    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
-    graph_inputs = [i.name for i in session.get_inputs()]
+    def runner(model_bytes):
+        session = onnxruntime.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+        graph_inputs = [i.name for i in session.get_inputs()]
 
-    def run(inputs):
-        by_name = dict(zip(names, inputs))
-        return session.run(None, {n: by_name[n].detach().cpu().numpy() for n in graph_inputs})
+        def run(inputs):
+            by_name = dict(zip(names, inputs))
+            return session.run(None, {n: by_name[n].detach().cpu().numpy()
+                                      for n in graph_inputs})
+        return run
 
-    cosine, finite = compare(run, cases)
+    cosine, finite = compare(runner(data), cases)
     quantization = {"dtype": "int8", "per_channel": True, "reduce_range": reduce_range, **method}
+    if validation is not None and not (finite and cosine >= repair_below):
+        nncf = ensure_nncf(log)
+        items = validation()
+        log(f"onnx_int8: cosine {cosine:.6f}{'' if finite else ', not finite'} on the example; "
+            f"made again by NNCF with accuracy control on {len(items)} held-out inputs")
+        model = onnx.load_from_string(onnx_bytes)
+        graph_inputs = [i.name for i in model.graph.input]
+
+        def transform(sample):
+            by_name = dict(zip(names, sample))
+            return {name: by_name[name].detach().cpu().numpy() for name in graph_inputs}
+
+        def validate(candidate, data):
+            return least_cosine(runner(candidate.SerializeToString()), data)
+
+        options = {"preset": nncf.QuantizationPreset.MIXED,
+                   "subset_size": len(calibration.inputs)}
+        if transformer:
+            options["model_type"] = nncf.ModelType.TRANSFORMER
+        repaired = nncf.quantize_with_accuracy_control(
+            model, nncf.Dataset(calibration.inputs, transform), nncf.Dataset(items), validate,
+            max_drop=1.0 - repair_below, drop_type=nncf.DropType.ABSOLUTE, **options)
+        before = {"cosine": cosine, "finite": finite}
+        data = repaired.SerializeToString()
+        cosine, finite = compare(runner(data), cases)
+        quantization = {"dtype": "int8", "method": "nncf post-training quantization",
+                        "preset": "mixed", "calibration": calibration.record(),
+                        "repaired": repair_record(repair_below, items, before)}
     made = {"onnxruntime": onnxruntime.__version__, "example_cosine": cosine,
             "example_finite": finite}
     return data, quantization, made
 
 
-def ensure_nncf(log):
-    """Imports NNCF, installing tools/requirements-quantize.txt into this Python first where it
-    is missing."""
-    try:
-        import nncf  # noqa: F401
-    except ImportError:
-        log(f"installing NNCF for openvino_int8: pip install -r {REQUIREMENTS}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
-                       check=True)
-    import nncf
-
-    return nncf
-
-
-def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, log):
+def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, log,
+                  validation=None, repair_below=REPAIR_BELOW):
     """The OpenVINO model quantised to int8 by NNCF ((xml, bin) bytes), and its record's
-    "quantization" and "made"."""
+    "quantization" and "made". Where its outputs on `cases` are not finite or their least cosine
+    similarity with eager PyTorch's is below `repair_below`, it is made again with NNCF's
+    accuracy control on validation() ([(inputs, expected)], held-out inputs), which keeps the
+    layers that cost the most accuracy in f32 until the least cosine on them is within
+    1 - repair_below of the f32 model's; "quantization" then has "repaired"."""
     nncf = ensure_nncf(log)
     import openvino
 
@@ -203,24 +277,46 @@ def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, 
                    overflow_fix=overflow_fix)}
     if transformer:
         options["model_type"] = nncf.ModelType.TRANSFORMER
-    quantized = nncf.quantize(model, nncf.Dataset(calibration.inputs, transform), **options)
-    with tempfile.TemporaryDirectory() as folder:
-        xml = os.path.join(folder, "model.xml")
-        openvino.save_model(quantized, xml, compress_to_fp16=False)
-        with open(xml, "rb") as f:
-            xml_out = f.read()
-        with open(os.path.join(folder, "model.bin"), "rb") as f:
-            bin_out = f.read()
-        compiled = core.compile_model(core.read_model(xml), "CPU",
-                                      {"INFERENCE_PRECISION_HINT": "f32"})
-    def run(inputs):
-        results = compiled(transform(inputs))
-        return [results[i] for i in range(len(compiled.outputs))]
+    calibration_data = nncf.Dataset(calibration.inputs, transform)
 
+    def saved(quantized):
+        """The model's (xml, bin) bytes as saved, and a function running it compiled from them."""
+        with tempfile.TemporaryDirectory() as folder:
+            xml = os.path.join(folder, "model.xml")
+            openvino.save_model(quantized, xml, compress_to_fp16=False)
+            with open(xml, "rb") as f:
+                xml_out = f.read()
+            with open(os.path.join(folder, "model.bin"), "rb") as f:
+                bin_out = f.read()
+            compiled = core.compile_model(core.read_model(xml), "CPU",
+                                          {"INFERENCE_PRECISION_HINT": "f32"})
+        return (xml_out, bin_out), lambda inputs: outputs_of(compiled, transform(inputs))
+
+    files, run = saved(nncf.quantize(model, calibration_data, **options))
     cosine, finite = compare(run, cases)
     quantization = {"dtype": "int8", "method": "nncf post-training quantization",
                     "preset": "mixed", "model_type": "transformer" if transformer else "default",
                     "overflow_fix": overflow_fix.value, "calibration": calibration.record()}
+    if validation is not None and not (finite and cosine >= repair_below):
+        items = validation()
+        log(f"openvino_int8: cosine {cosine:.6f}{'' if finite else ', not finite'} on the "
+            f"example; made again with NNCF's accuracy control on {len(items)} held-out inputs")
+
+        def validate(compiled_model, data):
+            return least_cosine(lambda inputs: outputs_of(compiled_model, transform(inputs)),
+                                data)
+
+        repair_options = dict(options)  # its name for the same parameters differs
+        repair_options["advanced_quantization_parameters"] = repair_options.pop(
+            "advanced_parameters")
+        quantized = nncf.quantize_with_accuracy_control(
+            model, calibration_data, nncf.Dataset(items), validate,
+            max_drop=1.0 - repair_below, drop_type=nncf.DropType.ABSOLUTE, **repair_options)
+        before = {"cosine": cosine, "finite": finite}
+        files, run = saved(quantized)
+        cosine, finite = compare(run, cases)
+        quantization["repaired"] = repair_record(repair_below, items, before)
+    xml_out, bin_out = files
     made = {"nncf": nncf.__version__, "openvino": openvino.__version__.split("-")[0],
             "example_cosine": cosine, "example_finite": finite}
     return (xml_out, bin_out), quantization, made

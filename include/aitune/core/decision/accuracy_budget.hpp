@@ -79,7 +79,7 @@ struct TopKAgreement {
 };
 
 /// A budget's verdict on one candidate's outputs: within it or not, and its figures against the
-/// budget (or, when outside, the measures that failed and by how much).
+/// budget (when outside, the measures that failed and by how much first, then those it met).
 struct AccuracyVerdict {
   bool within = true;
   std::string text{};
@@ -180,7 +180,10 @@ class AccuracyBudget {
       }
     }
     if (top_k_) judge_top_k(outputs, failed, figures);
-    if (!failed.empty()) return {false, join(failed)};
+    if (!failed.empty()) {
+      return {false, figures.empty() ? join(failed)
+                                     : fmt::format("{} (within: {})", join(failed), join(figures))};
+    }
     return {true,
             figures.empty() ? std::string("nothing it measures was measured") : join(figures)};
   }
