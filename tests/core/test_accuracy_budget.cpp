@@ -114,6 +114,22 @@ TEST_CASE("A reduced-precision candidate that breaks its outputs is refused with
   CHECK_THAT(render_table(report), Catch::Contains("outside the accuracy budget"));
 }
 
+TEST_CASE("Without baseline outputs an accuracy budget cannot be judged: a reduced-precision "
+          "candidate is refused, a full-precision one checked as before",
+          "[strategy][accuracy]") {
+  FakeModel model;
+  model.baseline.reset();  // no baseline: only NaN and Inf can be checked
+  auto strategy =
+      make_strategy(model, {reduced("Int8", 0.0, 1.0, 1.0), FakeBackend("Plain", 2.0)},
+                    with_budget(AccuracyBudget{}.set_min_cosine(0.999).set_min_samples(8)));
+  const TuneReport report = strategy.tune(model, samples(8)).report;
+  CHECK(row_of(report, "Int8()").status == CandidateStatus::incorrect);
+  CHECK_THAT(row_of(report, "Int8()").reason,
+             Catch::Contains("cannot be judged without the baseline's outputs"));
+  CHECK(row_of(report, "Plain()").status == CandidateStatus::ok);
+  CHECK(report.selected == "Plain()");
+}
+
 TEST_CASE("An accuracy budget judges only reduced-precision candidates: a full-precision one "
           "keeps its tolerance",
           "[strategy][accuracy]") {

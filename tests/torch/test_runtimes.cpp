@@ -934,11 +934,19 @@ TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget
       AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
   const TunedModule tuned = tune(model.model, held_out, {.config = config});
   const TuneReport& report = tuned.report();
+  // From PyTorch 2.12 there is no native runtime, and this archive has no AOTInductor model to
+  // be the baseline: with no baseline outputs the budget cannot be judged, and int8 is refused.
+  const bool has_baseline = NativeRuntime::available();
   std::size_t judged = 0;
   for (const CandidateReport& row : report.candidates) {
     INFO(row.backend << ": " << row.reason);
     if (!is_int8(row.backend)) {
       CHECK_FALSE(row.judged_by_budget);
+      continue;
+    }
+    if (!has_baseline) {
+      CHECK(row.status == CandidateStatus::incorrect);
+      CHECK_THAT(row.reason, Catch::Contains("cannot be judged without the baseline's outputs"));
       continue;
     }
     ++judged;
@@ -950,7 +958,7 @@ TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget
                Catch::Contains("output: cosine 0.99") && Catch::Contains("top-1 agreement"));
     CHECK(to_json(report)["candidates"][&row - report.candidates.data()]["quantization"] == "int8");
   }
-  CHECK(judged == default_runtime_threads().size());
+  CHECK(judged == (has_baseline ? default_runtime_threads().size() : 0));
   CHECK_THAT(render_table(report), Catch::Contains("int8"));
 
   // One of the calibration inputs among the samples: the int8 sessions refuse to be judged on it.

@@ -141,7 +141,7 @@ class AccuracyBudget {
     return top_k_ && (top_k_->output.empty() || names(top_k_->output, path));
   }
 
-  /// E.g. "cosine >= 0.999, top-1 agreement >= 98 % (output), on >= 100 samples".
+  /// E.g. "cosine >= 0.999; top-1 agreement >= 98 % (the class scores); on >= 100 samples".
   [[nodiscard]] std::string describe() const {
     std::vector<std::string> parts;
     if (max_relative_error_)

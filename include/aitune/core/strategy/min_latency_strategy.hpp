@@ -215,7 +215,8 @@ class MinLatencyStrategy {
         budget && config_.correctness_check() && samples.size() < budget->min_samples()) {
       throw ConfigError(fmt::format(
           "the accuracy budget is checked on at least {} held-out samples, and {} were given: "
-          "pass more samples, or lower AccuracyBudget::set_min_samples",
+          "pass more samples, or lower the budget's count (AccuracyBudget::set_min_samples; "
+          "samples=N in aitune-tune's --accuracy)",
           budget->min_samples(), samples.size()));
     }
     return TuneInputs{model, samples, config_.profiling(), timer_.now_ms(), std::move(mix)};
@@ -341,6 +342,14 @@ class MinLatencyStrategy {
     row.reduced_precision = verdict.reduced_precision;
     row.quantization = std::move(verdict.quantization);
     row.accuracy = std::move(verdict.accuracy);
+    // No baseline outputs (no baseline could run): nothing to judge the budget by, and a
+    // reduced precision is not trusted unjudged.
+    if (verdict.passed && budget != nullptr && verdict.reduced_precision &&
+        reference.outputs.empty()) {
+      return detail::fail(row, detail::PrepareStep::check,
+                          "it computes in a lower precision and the accuracy budget cannot be "
+                          "judged without the baseline's outputs (there is no baseline)");
+    }
     if (verdict.passed && detail::judged_by_budget(budget, verdict, !reference.outputs.empty())) {
       const AccuracyVerdict judged = budget->judge(row.accuracy);
       row.accuracy_verdict = judged.text;

@@ -187,7 +187,10 @@ default_candidates(const Model& model,
   }
   if (!quantized) return candidates;
   for (const std::string& variant : quantized_variants(archive)) {
-    if (variant.starts_with("onnx")) {
+    const auto recorded = archive.runtime_variants.find(variant);
+    const bool onnx = recorded != archive.runtime_variants.end() ? recorded->second.family == "onnx"
+                                                                 : variant.starts_with("onnx");
+    if (onnx) {
       at_counts(variant, [&] { return OnnxRuntime::from_archive(archive, variant); });
     } else {
       at_counts(variant, [&] { return OpenVino::from_archive(archive, Precision::fp32, variant); });
