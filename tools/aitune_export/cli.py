@@ -8,9 +8,9 @@ import sys
 import torch
 
 from . import __doc__ as DOC
+from . import quantize
 from .export import QUANTIZED, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
-from .quantize import Calibration
 
 
 def load_factory(text, paths):
@@ -36,7 +36,7 @@ def load_factory(text, paths):
 def load_calibration(text, paths, specs, count):
     """--calibration FILE.py:FUNCTION or MODULE:FUNCTION: the first `count` input tuples of the
     iterable it returns (a lone tensor is a one-input tuple), checked against the inputs'
-    number, shapes (bar the batch of 1) and dtypes."""
+    number, ranks and dtypes."""
     samples = []
     for sample in load_factory(text, paths)():
         sample = (sample,) if isinstance(sample, torch.Tensor) else tuple(sample)
@@ -50,7 +50,7 @@ def load_calibration(text, paths, specs, count):
             break
     if not samples:
         raise SystemExit(f"export_model: --calibration {text} gave no samples")
-    return Calibration(samples, text)
+    return quantize.Calibration(samples, text)
 
 
 def main():
@@ -110,17 +110,14 @@ def main():
     names = [s.name for s in args.input if s.name]
     if len(set(names)) != len(names):
         parser.error("an input name is given twice")
-    calibration = None
-    if quantized:
-        calibration = (load_calibration(args.calibration, args.path, args.input,
-                                        args.calibration_samples) if args.calibration else
-                       Calibration.random(args.input, args.calibration_samples, args.seed))
-        if not args.calibration:
-            print(f"{args.out}: the int8 variants calibrate on {args.calibration_samples} random "
-                  f"inputs: the result is a benchmark, not a deployment (give --calibration)")
+    # Without --calibration, export() makes random inputs, with its warning.
+    calibration = (load_calibration(args.calibration, args.path, args.input,
+                                    args.calibration_samples) if args.calibration else None)
     names, failed = export(module, inputs, args.out, variants, args.device, specs=args.input,
                            save_io=args.save_io, dynamic=args.dynamic, seed=args.seed,
-                           calibration=calibration, model_type=args.model_type)
+                           calibration=calibration,
+                           calibration_samples=args.calibration_samples,
+                           model_type=args.model_type)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

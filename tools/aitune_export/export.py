@@ -94,7 +94,7 @@ def quantize_variant(variant, base_files, names, cases, calibration, transformer
 
 
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
-           dynamic=(), seed=0, calibration=None, model_type=None):
+           dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
@@ -102,7 +102,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     made for it and the converted ones checked at its bounds too (inputs made with `seed` + 1
     and + 2). Outputs are made plain (to_plain). With `save_io`, a folder, writes the inputs
     and eager PyTorch's outputs there (inputs.pt, outputs.pt). The int8 variants (QUANTIZED)
-    calibrate on `calibration` (quantize.Calibration; None: 300 random inputs, with a warning)
+    calibrate on `calibration` (quantize.Calibration; None: `calibration_samples` random inputs,
+    with a warning)
     and take the model as a transformer where `model_type` says so ("transformer", "cnn"; None:
     from the graph). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
     and of those that failed (a variant the device cannot run is skipped, neither)."""
@@ -239,9 +240,10 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                 with torch.no_grad():
                     base_files, _ = CONVERTERS[base].convert(program, names, cases, resolved)
             if calibration is None:
-                log(f"{out}: {variant}: calibrating on 300 random inputs: the result is a "
-                    f"benchmark, not a deployment (give --calibration for real inputs)")
-                calibration = quantize.Calibration.random(specs, 300, seed)
+                log(f"{out}: the int8 variants calibrate on {calibration_samples} random inputs: "
+                    f"the result is a benchmark, not a deployment (give --calibration for real "
+                    f"inputs)")
+                calibration = quantize.Calibration.random(specs, calibration_samples, seed)
             transformer = (model_type == "transformer" if model_type else
                            quantize.is_transformer(base_files, onnx_variant.RECORD,
                                                    openvino_variant.RECORDS[0]))
