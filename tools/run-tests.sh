@@ -43,6 +43,18 @@ setup_venvs() {  # setup_venvs VERSION...: tools/setup-venv.sh for each, side by
 }
 venvs=(2.11)  # the primary presets' and the sanitizer run's
 runs ci-2.15 && venvs+=(2.15)
+# Each venv takes about 5.5 GB and each build about 1.7 GB: say so before pip runs out of room
+# half-way through a wheel, which reads only "No space left on device".
+need_gb=6
+for version in "${venvs[@]}"; do
+  (. tools/torch-versions.sh && aitune_torch_version "$version" && [ -x "$venv/bin/python" ]) ||
+    need_gb=$((need_gb + 6))
+done
+free_gb=$(df --output=avail -BG . | tail -1 | tr -dc 0-9)
+if [ "$free_gb" -lt "$need_gb" ]; then
+  echo "aitune: warning: $free_gb GB free on $(df --output=target . | tail -1); this run needs" \
+    "about $need_gb GB more (the venvs it has to install, and the builds)" >&2
+fi
 step "venvs ${venvs[*]}" setup_venvs "${venvs[@]}"
 for preset in $presets; do
   echo "== preset $preset"

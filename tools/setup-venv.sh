@@ -5,7 +5,8 @@
 # project-local virtual environment (git-ignored), and fetches ONNX Runtime's C API headers
 # (tools/fetch-onnxruntime-headers.sh), at the versions pinned in that version's
 # requirements file. Nothing is installed system-wide. Does nothing when the venv already holds
-# those versions. pip reuses its cache.
+# those versions. pip keeps no cache: two venvs of wheels with CUDA are over 10 GB already, and a
+# cached copy of each would double what a CI machine's disk must hold.
 #   tools/setup-venv.sh            PyTorch 2.11 (the GPU machine's): tools/requirements-torch.txt
 #                                  into .venv/
 #   tools/setup-venv.sh 2.15       PyTorch 2.15 (PyPI's newest): tools/requirements-torch-2.15.txt
@@ -41,7 +42,7 @@ python=$(base_python)
 echo "aitune: installing $(grep -v '^#' "$requirements" | xargs) into $venv (with $python)"
 rm -rf "$venv"
 "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet -r "$requirements"
+"$venv/bin/python" -m pip install --quiet --no-cache-dir --upgrade pip
+"$venv/bin/python" -m pip install --quiet --no-cache-dir -r "$requirements"
 cp "$requirements" "$stamp"
 "$venv/bin/python" -c 'import torch, torchvision, transformers, timm; print("aitune: '"$venv"' has torch", torch.__version__, "torchvision", torchvision.__version__, "transformers", transformers.__version__, "timm", timm.__version__)'
