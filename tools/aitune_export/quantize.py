@@ -149,8 +149,8 @@ def ensure_nncf(log):
         import nncf  # noqa: F401
     except ImportError:
         log(f"installing NNCF for openvino_int8: pip install -r {REQUIREMENTS}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "-r", REQUIREMENTS],
-                       check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "-r",
+                        REQUIREMENTS], check=True)
     import nncf
 
     return nncf
