@@ -18,7 +18,9 @@
 #                             PyTorch, torch.compile (default, max-autotune), each AOTInductor
 #                             variant, ONNX Runtime and OpenVINO, on the five CPU models; the
 #                             ratio selected / best peer with its 95 % interval, and each
-#                             runtime alone against interleaved (models made first, as for models)
+#                             runtime alone against interleaved (models made first, as for models);
+#                             with --accuracy cosine=C,top1=P%, the tuner's int8 variants and the
+#                             peers that quantise (ONNX Runtime, NNCF) too, each judged by it
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
 #                             (MobileNetV3-Small, ResNet-18): the selection and each family's
 #                             winner, p50/p99 and requests/s
@@ -78,8 +80,13 @@ case "$which" in
     "$out/aitune-bench-models" --models-dir "$models" --json "$out/models.json" ;;
   peers)
     shift
-    make_models --format pt2 --variants default,freezing,max_autotune,bf16,onnx,openvino \
-      "${five[@]}"
+    variants=default,freezing,max_autotune,bf16,onnx,openvino
+    # Under an accuracy budget the tuner's int8 variants race too: archives of their own, with
+    # them (NNCF is installed on first use; random calibration, so a benchmark's, not a model's).
+    if [[ " $* " == *" --accuracy"* ]]; then
+      models="$models/int8" variants="$variants,onnx_int8,openvino_int8"
+    fi
+    make_models --format pt2 --variants "$variants" "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
       --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
   shapes)

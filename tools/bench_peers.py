@@ -20,6 +20,14 @@ For each model (a .pt2 archive from tools/make_models.py, with its .shape file b
    runtimes' pools slow each other by different amounts when interleaved, so a pick that is
    fastest served alone can lose the interleaved race); writes the same to JSON.
 
+With --accuracy cosine=C,top1=P% (tools/peers_int8.py): aitune-tune tunes under that budget
+(the archive's int8 variants join its race), the peers that quantise by hand join the contestants
+(ONNX Runtime's quantiser and NNCF, each at its defaults, calibrated on --calibration-samples
+random inputs), every contestant's outputs are measured on --accuracy-samples held-out inputs
+against eager PyTorch's (least cosine, top-1 agreement) and judged by the budget, and the
+selection is compared twice: with the best peer as shipped (no quantising peer), and with the
+best peer, quantising ones included, whose outputs are within the budget.
+
 The selected backend runs from Python here, not through the C++ TunedModule: the same runtime
 and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
 over a direct call is what tools/bench.sh overhead measures.
@@ -27,7 +35,9 @@ over a direct call is what tools/bench.sh overhead measures.
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
        [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--switch-warmup-ms 0]
        [--final-settle-ms 20 --final-settle-calls 3]
-       [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"] [name ...]
+       [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"]
+       [--accuracy cosine=0.999,top1=98% [--accuracy-samples 100] [--calibration-samples 300]]
+       [name ...]
 """
 import argparse
 import json
@@ -47,10 +57,14 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_real import cpu_features, cpu_name, describe_cpu  # noqa: E402
 from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
+import peers_int8  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")
 PEERS = ("eager", "compile", "compile_max_autotune", "aoti", "onnxruntime", "openvino")
+# What a user could do by hand beyond the shipped runtimes: quantise (with --accuracy only).
+QUANTISING_PEERS = ("onnxruntime_int8", "openvino_int8")
+INT8_LABELS = {"onnxruntime_int8": "ONNX Runtime int8", "openvino_int8": "OpenVINO NNCF int8"}
 
 
 def read_shapes(models_dir, name):
@@ -108,7 +122,16 @@ def as_tensors(value):
 
 # Each maker returns a call: () -> outputs, on the inputs it was given.
 
-def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=False):
+def bindable(bind, inputs):
+    """`bind(inputs)` (a call on those inputs, made ready once), which can be bound again to
+    other inputs by its `bind` attribute (the accuracy check runs it on held-out ones)."""
+    call = bind(inputs)
+    call.bind = bind
+    return call
+
+
+def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=False,
+                 record=ONNX_RECORD, model_bytes=None):
     import onnxruntime
     options = onnxruntime.SessionOptions()
     if spinning_stop:
@@ -121,38 +144,61 @@ def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=Fa
             "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL}[optimization]
     if threads > 0:
         options.intra_op_num_threads = threads
-    session = onnxruntime.InferenceSession(archive_record(archive, ONNX_RECORD),
+    session = onnxruntime.InferenceSession(model_bytes or archive_record(archive, record),
                                            options, providers=["CPUExecutionProvider"])
-    feed = {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)}
-    return lambda: session.run(None, feed)
+
+    def bind(tensors):
+        feed = {i.name: t.numpy() for i, t in zip(session.get_inputs(), tensors)}
+        return lambda: session.run(None, feed)
+    return bindable(bind, inputs)
 
 
-def openvino_model(archive, inputs, config=None):
+def openvino_read(archive, records=OPENVINO_RECORDS):
     import openvino
-    core = openvino.Core()
-    xml, weights = (archive_record(archive, record) for record in OPENVINO_RECORDS)
-    model = core.read_model(xml.decode(), openvino.Tensor(numpy.frombuffer(weights, numpy.uint8)))
-    compiled = core.compile_model(model, "CPU", config or {})
-    request = compiled.create_infer_request()
-    arrays = [t.numpy() for t in inputs]
+    xml, weights = (archive_record(archive, record) for record in records)
+    return openvino.Core().read_model(xml.decode(),
+                                      openvino.Tensor(numpy.frombuffer(weights, numpy.uint8)))
 
-    def call():
-        request.infer(arrays)
-        return [request.get_output_tensor(i).data.copy() for i in range(len(compiled.outputs))]
-    return call
+
+def openvino_model(archive, inputs, config=None, records=OPENVINO_RECORDS, model=None):
+    import openvino
+    compiled = openvino.Core().compile_model(model or openvino_read(archive, records), "CPU",
+                                             config or {})
+    request = compiled.create_infer_request()
+
+    def bind(tensors):
+        arrays = [t.numpy() for t in tensors]
+
+        def call():
+            request.infer(arrays)
+            return [request.get_output_tensor(i).data.copy()
+                    for i in range(len(compiled.outputs))]
+        return call
+    return bindable(bind, inputs)
 
 
 def aoti_model(archive, name, inputs):
     from torch._inductor.package import load_package
     compiled = load_package(archive, model_name=name)
-    return lambda: compiled(*inputs)
+    return bindable(lambda tensors: lambda: compiled(*tensors), inputs)
 
 
 def torch_call(module, inputs):
-    def call():
-        with torch.inference_mode():
-            return module(*inputs)
-    return call
+    def bind(tensors):
+        def call():
+            with torch.inference_mode():
+                return module(*tensors)
+        return call
+    return bindable(bind, inputs)
+
+
+def variant_of(key_head, family):
+    """The archive path and variant of a key's head ("PATH" or "PATH:onnx_int8"): the variant's
+    records are aitune/<variant>/..., the family's own aitune/<family>/...."""
+    path, _, variant = key_head.rpartition(":")
+    if path and variant.startswith(family + "_"):
+        return variant
+    return family
 
 
 def selected_call(report, archive, inputs):
@@ -160,19 +206,24 @@ def selected_call(report, archive, inputs):
     key = report["selected_key"]
     kind = key.split(":", 1)[0]
     if kind == "onnxruntime":
-        _, optimization, threads, spinning, _ = key.rsplit(":", 4)
+        head, optimization, threads, spinning, _ = key.split(":", 1)[1].rsplit(":", 4)
+        variant = variant_of(head, "onnx")
         return onnx_session(archive, inputs, optimization, int(threads),
-                            spinning == "spinning-stop")
+                            spinning == "spinning-stop", f"aitune/{variant}/model.onnx")
     if kind == "openvino":
-        _, precision, threads, streams, copies, _ = key.rsplit(":", 5)
-        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision}
+        head, precision, threads, streams, copies, _ = key.split(":", 1)[1].rsplit(":", 5)
+        variant = variant_of(head, "openvino")
+        # The key names aitune's Precision ("fp32"); OpenVINO's hint spells it "f32".
+        hint = {"fp32": "f32", "fp16": "f16"}.get(precision, precision)
+        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": hint}
         if int(streams) > 0:
             config["NUM_STREAMS"] = int(streams)
         if int(threads) > 0:  # the compiled model's threads, shared by its streams
             config["INFERENCE_NUM_THREADS"] = int(threads) * max(int(streams), 1)
         if int(copies) > 1:  # as OpenVino::set_copies compiles each copy
             config["ENABLE_CPU_PINNING"] = False
-        return openvino_model(archive, inputs, config)
+        return openvino_model(archive, inputs, config,
+                              tuple(f"aitune/{variant}/model.{ext}" for ext in ("xml", "bin")))
     if kind == "aoti":
         return aoti_model(archive, key.rsplit(":", 1)[1], inputs)
     if kind == "nativert":  # the baseline kept: the ExportedProgram, as torch.export runs it
@@ -182,8 +233,9 @@ def selected_call(report, archive, inputs):
     raise ValueError(f"no way to run the selected key '{key}' here")
 
 
-def peer_calls(name, archive, inputs, wanted, log):
-    """The peers a user could run instead, with default settings: [(label, call)]."""
+def peer_calls(name, archive, inputs, wanted, log, calibration=()):
+    """The peers a user could run instead, with default settings: [(label, call)]. The
+    quantising ones (QUANTISING_PEERS) calibrate on `calibration`."""
     from make_models import build_module
     module, _ = build_module(name)
     peers = []
@@ -212,6 +264,19 @@ def peer_calls(name, archive, inputs, wanted, log):
         add("ONNX Runtime", lambda: onnx_session(archive, inputs))
     if "openvino" in wanted:
         add("OpenVINO", lambda: openvino_model(archive, inputs))
+    if any(peer in wanted for peer in QUANTISING_PEERS):
+        import peers_int8
+        from aitune_export.quantize import is_transformer
+        onnx_bytes = archive_record(archive, ONNX_RECORD)
+        transformer = is_transformer({ONNX_RECORD: onnx_bytes}, ONNX_RECORD, None)
+        if "onnxruntime_int8" in wanted:
+            add(INT8_LABELS["onnxruntime_int8"], lambda: onnx_session(
+                archive, inputs,
+                model_bytes=peers_int8.onnx_int8_defaults(onnx_bytes, calibration, transformer)))
+        if "openvino_int8" in wanted:
+            add(INT8_LABELS["openvino_int8"], lambda: openvino_model(
+                archive, inputs, model=peers_int8.openvino_int8_defaults(
+                    openvino_read(archive), calibration, log)))
     return module, peers
 
 
@@ -313,17 +378,33 @@ def bench_model(args, name, log):
     archive = os.path.join(args.models_dir, f"{name}.pt2")
     shapes = read_shapes(args.models_dir, name)
     log(f"== {name}: tuning")
+    budget_args = ["--accuracy", args.accuracy] if args.accuracy else []
     report = tune(args.tune, archive, shapes, args.time_budget,
-                  os.path.join(args.report_dir, f"{name}.json"), args.tune_args.split())
+                  os.path.join(args.report_dir, f"{name}.json"),
+                  [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
     torch.manual_seed(1)
     inputs = [torch.randn(*shape) for shape in shapes]
-    module, peers = peer_calls(name, archive, inputs, args.peers, log)
+    calibration = (peers_int8.random_inputs(shapes, args.calibration_samples,
+                                            peers_int8.CALIBRATION_SEED)
+                   if any(p in args.peers for p in QUANTISING_PEERS) else ())
+    module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration)
     selected = ("selected: " + report["selected"], selected_call(report, archive, inputs))
     with torch.inference_mode():
         expected = module(*inputs)
     contestants = [selected, *peers]
     differences = {label: largest_difference(expected, call()) for label, call in contestants}
+    accuracy = {}
+    if args.accuracy:
+        log(f"  accuracy of each on {args.accuracy_samples} held-out inputs")
+        held_out = peers_int8.random_inputs(shapes, args.accuracy_samples,
+                                            peers_int8.HELD_OUT_SEED)
+        with torch.inference_mode():
+            wanted = [module(*sample) for sample in held_out]
+        for label, call in contestants:
+            accuracy[label] = peers_int8.measure(lambda sample, c=call: c.bind(sample)(),
+                                                 held_out, wanted, as_tensors)
+            accuracy[label]["within"] = peers_int8.within(accuracy[label], args.budget)
     for _, call in contestants:
         for _ in range(args.warmup):
             call()
@@ -345,13 +426,24 @@ def bench_model(args, name, log):
     # the median of the timed calls, as the tuner takes it.
     times = {label: [statistics.median(b) if final else statistics.fmean(b[1:]) for b in bs]
              for label, bs in blocks.items()}
-    peer_labels = [label for label, _ in peers]
+    # "As shipped": the runtimes as a user installs them, without quantising by hand.
+    int8_labels = set(INT8_LABELS.values())
+    peer_labels = [label for label, _ in peers if label not in int8_labels]
     best, ratio, low, high = paired_ratio(times, selected[0], peer_labels)
     # The same pairing on the alone rounds: each contestant as a server calling only it runs it,
     # without the other pools' after-effects that interleaving leaves (they differ by runtime).
     steady = {label: [statistics.fmean(b) for b in bs] for label, bs in solo.items()}
     steady_best, steady_ratio, steady_low, steady_high = paired_ratio(steady, selected[0],
                                                                       peer_labels)
+    budget = {}
+    if args.accuracy:  # against the best peer, quantising ones included, within the budget
+        within = [label for label, _ in peers if accuracy[label]["within"]]
+        for key, series in (("budget", times), ("alone_budget", steady)):
+            found = (paired_ratio(series, selected[0], within) if within
+                     else (None, math.nan, math.nan, math.nan))
+            budget.update(dict(zip((f"{key}_best_peer", f"{key}_ratio", f"{key}_ratio_low",
+                                    f"{key}_ratio_high"), found)))
+        budget["selected_within"] = accuracy[selected[0]]["within"]
     rows = []
     for label, _ in contestants:
         first = [b[0] for b in blocks[label]]  # in the final's blocks, the first timed call
@@ -361,12 +453,13 @@ def bench_model(args, name, log):
                      "first_call_median_ms": statistics.median(first),
                      "alone_median_ms": statistics.median(alone_calls),
                      "alone_p90_ms": p90(alone_calls),
-                     "largest_difference": differences[label]})
+                     "largest_difference": differences[label],
+                     **({"accuracy": accuracy[label]} if accuracy else {})})
     return {"model": name, "selected": report["selected"], "selected_key": report["selected_key"],
             "tuning_s": report["_tuning_s"], "best_peer": best, "ratio": ratio,
             "ratio_low": low, "ratio_high": high, "alone_best_peer": steady_best,
             "alone_ratio": steady_ratio, "alone_ratio_low": steady_low,
-            "alone_ratio_high": steady_high, "rounds": args.rounds, "calls": args.calls,
+            "alone_ratio_high": steady_high, **budget, "rounds": args.rounds, "calls": args.calls,
             "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
             "settle_ms": args.settle_ms, "switch_warmup_ms": args.switch_warmup_ms,
             "final_settle_ms": args.final_settle_ms, "final_settle_calls": args.final_settle_calls,
@@ -377,17 +470,33 @@ def print_model(result):
     print(f"\n{result['model']}: selected {result['selected']} "
           f"(tuning {result['tuning_s']:.0f} s)")
     width = max(len(r["contestant"]) for r in result["contestants"])
+    judged = "accuracy" in result["contestants"][0]
     print(f"  {'contestant':<{width}}  {'median ms':>9}  {'p90 ms':>8}  {'1st call':>8}  "
-          f"{'alone':>8}  {'moved':>6}  {'vs eager':>8}")
+          f"{'alone':>8}  {'moved':>6}  {'vs eager':>8}"
+          + (f"  {'cosine':>9}  {'top-1':>6}  budget" if judged else ""))
     for row in sorted(result["contestants"], key=lambda r: r["median_ms"]):
         moved = row["median_ms"] / row["alone_median_ms"] - 1
-        print(f"  {row['contestant']:<{width}}  {row['median_ms']:9.3f}  {row['p90_ms']:8.3f}  "
-              f"{row['first_call_median_ms']:8.3f}  {row['alone_median_ms']:8.3f}  "
-              f"{moved * 100:+5.1f}%  {row['largest_difference']:8.1e}")
+        line = (f"  {row['contestant']:<{width}}  {row['median_ms']:9.3f}  {row['p90_ms']:8.3f}  "
+                f"{row['first_call_median_ms']:8.3f}  {row['alone_median_ms']:8.3f}  "
+                f"{moved * 100:+5.1f}%  {row['largest_difference']:8.1e}")
+        if judged:
+            a = row["accuracy"]
+            top1 = "-" if a["top1"] is None else f"{a['top1'] * 100:.0f}%"
+            line += (f"  {a['cosine']:9.6f}  {top1:>6}  "
+                     f"{'within' if a['within'] else 'outside'}")
+        print(line)
     print(f"  selected / best peer ({result['best_peer']}): {result['ratio']:.3f} "
           f"[{result['ratio_low']:.3f}, {result['ratio_high']:.3f}] 95 % interleaved; "
           f"alone ({result['alone_best_peer']}): {result['alone_ratio']:.3f} "
           f"[{result['alone_ratio_low']:.3f}, {result['alone_ratio_high']:.3f}]")
+    if judged:
+        print(f"  selected / best peer within the budget ({result['budget_best_peer']}): "
+              f"{result['budget_ratio']:.3f} [{result['budget_ratio_low']:.3f}, "
+              f"{result['budget_ratio_high']:.3f}] interleaved; alone "
+              f"({result['alone_budget_best_peer']}): {result['alone_budget_ratio']:.3f} "
+              f"[{result['alone_budget_ratio_low']:.3f}, {result['alone_budget_ratio_high']:.3f}]"
+              f"; the selection is {'within' if result['selected_within'] else 'OUTSIDE'} "
+              "the budget")
 
 
 def main():
@@ -418,15 +527,34 @@ def main():
     parser.add_argument("--tune-args", default="",
                         help="more arguments for aitune-tune, in one string")
     parser.add_argument("--time-budget", type=float, default=60, help="aitune-tune's, in s")
-    parser.add_argument("--peers", default=",".join(PEERS),
-                        help=f"comma-separated, from {', '.join(PEERS)} (default: all)")
+    parser.add_argument("--peers",
+                        help=f"comma-separated, from {', '.join(PEERS + QUANTISING_PEERS)} "
+                        "(default: all; the quantising ones with --accuracy only)")
+    parser.add_argument("--accuracy",
+                        help="an accuracy budget, cosine=C,top1=P%%: aitune-tune tunes under it "
+                        "(its int8 variants join the race), the quantising peers join, every "
+                        "contestant's outputs are judged by it, and the selection is also "
+                        "compared with the best peer within it")
+    parser.add_argument("--accuracy-samples", type=int, default=100,
+                        help="held-out inputs the accuracy is measured on (default 100)")
+    parser.add_argument("--calibration-samples", type=int, default=300,
+                        help="random inputs the quantising peers calibrate on (default 300)")
     parser.add_argument("--report-dir", help="keep aitune-tune's reports here (default: a "
                         "temporary folder)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
-    args.peers = args.peers.split(",")
-    if any(p not in PEERS for p in args.peers):
-        parser.error(f"--peers takes names from {', '.join(PEERS)}")
+    args.peers = (args.peers.split(",") if args.peers
+                  else list(PEERS + (QUANTISING_PEERS if args.accuracy else ())))
+    if any(p not in PEERS + QUANTISING_PEERS for p in args.peers):
+        parser.error(f"--peers takes names from {', '.join(PEERS + QUANTISING_PEERS)}")
+    if any(p in QUANTISING_PEERS for p in args.peers) and not args.accuracy:
+        parser.error("the quantising peers need --accuracy: their outputs are judged by it")
+    try:
+        args.budget = peers_int8.parse_accuracy(args.accuracy) if args.accuracy else {}
+    except ValueError as error:
+        parser.error(str(error))
+    if args.accuracy_samples < 1 or args.calibration_samples < 1:
+        parser.error("--accuracy-samples and --calibration-samples take 1 or more")
     if args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 6:
         parser.error("--rounds takes 10 or more, --calls 2 or more, --alone-calls 4 or more, "
                      "--alone-rounds 6 or more")
@@ -450,6 +578,14 @@ def main():
     geomean, alone_geomean = geometric_mean("ratio"), geometric_mean("alone_ratio")
     print(f"\ngeometric mean of selected / best peer: {geomean:.3f} interleaved, "
           f"{alone_geomean:.3f} alone")
+    budget_geomeans = {}
+    if args.accuracy:
+        budget_geomeans = {"budget_geomean_ratio": geometric_mean("budget_ratio"),
+                           "alone_budget_geomean_ratio": geometric_mean("alone_budget_ratio")}
+        print(f"geometric mean of selected / best peer within the budget ({args.accuracy}): "
+              f"{budget_geomeans['budget_geomean_ratio']:.3f} interleaved, "
+              f"{budget_geomeans['alone_budget_geomean_ratio']:.3f} alone; selections within "
+              f"it: {sum(r['selected_within'] for r in results)} of {len(results)}")
     print(f"{'model':<20} {'selected':<44} {'best peer':<16} {'interleaved [95 %]':<22} "
           f"{'best alone':<16} alone [95 %]")
     for r in results:
@@ -457,6 +593,14 @@ def main():
               f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]  "
               f"{r['alone_best_peer'][:16]:<16} "
               f"{r['alone_ratio']:.3f} [{r['alone_ratio_low']:.3f}, {r['alone_ratio_high']:.3f}]")
+    if args.accuracy:
+        print(f"{'model':<20} {'best peer within the budget':<28} {'interleaved [95 %]':<22} "
+              "alone [95 %]")
+        for r in results:
+            print(f"{r['model']:<20} {str(r['budget_best_peer'])[:28]:<28} "
+                  f"{r['budget_ratio']:.3f} [{r['budget_ratio_low']:.3f}, "
+                  f"{r['budget_ratio_high']:.3f}]  {r['alone_budget_ratio']:.3f} "
+                  f"[{r['alone_budget_ratio_low']:.3f}, {r['alone_budget_ratio_high']:.3f}]")
     if args.json:
         import onnxruntime
         import openvino
@@ -465,7 +609,8 @@ def main():
                        "hardware_threads": os.cpu_count(),
                        "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
                        "openvino": openvino.__version__, "geomean_ratio": geomean,
-                       "alone_geomean_ratio": alone_geomean,
+                       "alone_geomean_ratio": alone_geomean, "accuracy": args.accuracy,
+                       **budget_geomeans,
                        "models": results}, f, indent=2)
     return 0
 

@@ -1,0 +1,126 @@
+"""Peers that quantise, and outputs judged against an accuracy budget, for tools/bench_peers.py
+--accuracy: what a user could do by hand with the same packages, and how far each contestant's
+outputs move from eager PyTorch's, measured as aitune-tune measures a candidate under --accuracy.
+
+- The quantising peers, each at its package's defaults (no per-model tuning, as a user following
+  the package's guide would run them), calibrated on `calibration` inputs:
+  - ONNX Runtime: quantize_static (QDQ, per-tensor, uint8 activations, int8 weights) for a
+    convolutional model; quantize_dynamic for a transformer, as ONNX Runtime's guide advises;
+  - OpenVINO: NNCF's nncf.quantize (its default preset and model type).
+- Accuracy, on held-out inputs none of the calibration inputs is among (their seeds differ), per
+  output: the least cosine similarity over the inputs (NaN or infinity counts as -1), and for
+  the first output with two or more classes in its last dimension, the share of its rows whose
+  top-1 class agrees with eager PyTorch's (aitune-tune's topK measure at k = 1).
+"""
+import math
+import os
+import tempfile
+
+import torch
+
+# Far from the seeds of tools/bench_peers.py's timing inputs (1), of the tuner's samples and of
+# tools/aitune_export's calibration (seed + 1000 + i).
+HELD_OUT_SEED = 20_000
+CALIBRATION_SEED = 40_000
+
+
+def parse_accuracy(text):
+    """'cosine=C,top1=P%' (either or both) -> {"cosine": C, "top1": P / 100}: the part of
+    aitune-tune's --accuracy syntax this benchmark judges peers by."""
+    budget = {}
+    for part in text.split(","):
+        name, _, value = part.strip().partition("=")
+        try:
+            if name == "cosine":
+                budget["cosine"] = float(value)
+            elif name == "top1" and value.endswith("%"):
+                budget["top1"] = float(value[:-1]) / 100.0
+            else:
+                raise ValueError(part)
+        except ValueError:
+            raise ValueError(f"--accuracy takes cosine=C and top1=P% (comma-separated), got "
+                             f"'{part}'") from None
+    return budget
+
+
+def random_inputs(shapes, count, seed):
+    """`count` tuples of standard normal inputs of `shapes`, input i from seed `seed` + i."""
+    def one(i):
+        generator = torch.Generator().manual_seed(seed + i)
+        return tuple(torch.randn(*shape, generator=generator) for shape in shapes)
+    return [one(i) for i in range(count)]
+
+
+def cosine(expected, got):
+    """Cosine similarity of two outputs, flattened; -1 where either is not finite."""
+    a, b = expected.double().flatten(), got.double().reshape(expected.shape).flatten()
+    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        return -1.0
+    norms = float(a.norm() * b.norm())
+    if norms == 0.0:
+        return 1.0 if float(a.norm()) == float(b.norm()) else 0.0
+    return float(a.dot(b)) / norms
+
+
+def measure(run, held_out, expected, as_tensors):
+    """`run` (inputs -> outputs) on every held-out input, against eager PyTorch's `expected`
+    outputs (one per input): {"cosine": least over outputs and inputs, "top1": the agreeing
+    share of rows, or None where no output has classes}."""
+    least, agreed, rows = math.inf, 0, 0
+    for inputs, want in zip(held_out, expected):
+        wants, gots = as_tensors(want), as_tensors(run(inputs))
+        for w, g in zip(wants, gots):
+            least = min(least, cosine(w, g))
+        scores = next((i for i, w in enumerate(wants) if w.dim() >= 1 and w.shape[-1] >= 2), None)
+        if scores is not None:
+            w = wants[scores].reshape(-1, wants[scores].shape[-1])
+            g = gots[scores].reshape(w.shape)
+            agreed += int((w.argmax(-1) == g.argmax(-1)).sum())
+            rows += w.shape[0]
+    return {"cosine": least, "top1": agreed / rows if rows else None}
+
+
+def within(accuracy, budget):
+    """Whether measured `accuracy` meets every measure of `budget`."""
+    if "cosine" in budget and not accuracy["cosine"] >= budget["cosine"]:
+        return False
+    if "top1" in budget and accuracy["top1"] is not None and accuracy["top1"] < budget["top1"]:
+        return False
+    return True
+
+
+def onnx_int8_defaults(onnx_bytes, calibration, transformer):
+    """ONNX Runtime's quantiser at its defaults: the quantised model's bytes."""
+    from onnxruntime import InferenceSession
+    from onnxruntime.quantization import CalibrationDataReader, quantize_dynamic, quantize_static
+
+    names = [i.name for i in InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+             .get_inputs()]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.samples = iter(calibration)
+
+        def get_next(self):
+            sample = next(self.samples, None)
+            return None if sample is None else {n: t.numpy() for n, t in zip(names, sample)}
+
+    with tempfile.TemporaryDirectory() as scratch:
+        source, target = (os.path.join(scratch, name) for name in ("model.onnx", "int8.onnx"))
+        with open(source, "wb") as f:
+            f.write(onnx_bytes)
+        if transformer:
+            quantize_dynamic(source, target)
+        else:
+            quantize_static(source, target, Reader())
+        with open(target, "rb") as f:
+            return f.read()
+
+
+def openvino_int8_defaults(model, calibration, log):
+    """NNCF post-training quantisation of an OpenVINO model at its defaults."""
+    from aitune_export.quantize import ensure_nncf
+
+    nncf = ensure_nncf(log)
+    return nncf.quantize(model, nncf.Dataset([[t.numpy() for t in sample]
+                                              for sample in calibration]))
