@@ -103,6 +103,7 @@ struct Options {
   bool sequential = false;
   std::optional<double> switch_warmup_ms;  ///< not given: the library's (RaceConfig)
   std::optional<int> steady_final_rounds;  ///< not given: the library's (RaceConfig)
+  std::optional<int> screening_rounds;     ///< not given: the library's (ScreeningConfig)
   int callers = 1;                         ///< the server's load to tune at
   bool aitune_rule = false;
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
@@ -509,6 +510,19 @@ inline Options parse_arguments(int argc, char** argv) {
       ->check(milliseconds_validator)
       ->group(measure_group);
   app.add_option(
+         "--screening-rounds", options.screening_rounds,
+         wrapped(fmt::format(
+             "rounds of the screening before the checks, where {} or more samples are checked "
+             "(as under --accuracy): every built candidate and the baseline in interleaved "
+             "rounds, then the candidates checked fastest first, and one over {:g}x the time of "
+             "one already checked with confidence left unchecked; 0 turns it off (0 to 100; "
+             "default {})",
+             aitune::ScreeningConfig{}.min_checked_samples(),
+             1.0 + aitune::ScreeningConfig{}.margin(), aitune::ScreeningConfig{}.rounds())))
+      ->type_name("N")
+      ->check(CLI::Range(0, 100))
+      ->group(measure_group);
+  app.add_option(
          "--steady-final-rounds", options.steady_final_rounds,
          wrapped(fmt::format(
              "rounds of the interleaved race's steady-state final, which times the candidates "
@@ -736,6 +750,10 @@ inline Options parse_arguments(int argc, char** argv) {
   if (options.switch_warmup_ms && options.sequential) {
     throw UsageError{"--switch-warmup-ms sets the interleaved race: it does not go with "
                      "--sequential"};
+  }
+  if (options.screening_rounds && options.sequential) {
+    throw UsageError{"--screening-rounds sets the interleaved race's screening: it does not go "
+                     "with --sequential"};
   }
   if (options.steady_final_rounds && options.sequential) {
     throw UsageError{"--steady-final-rounds sets the interleaved race: it does not go with "

@@ -410,6 +410,10 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     profiling.set_race(
         RaceConfig{profiling.race()}.set_switch_warmup_ms(*options.switch_warmup_ms));
   }
+  if (options.screening_rounds) {
+    profiling.set_screening(
+        ScreeningConfig{profiling.screening()}.set_rounds(*options.screening_rounds));
+  }
   if (options.steady_final_rounds) {
     const RaceConfig& race = profiling.race();
     profiling.set_race(

@@ -40,6 +40,14 @@ inline StrategyConfig quick_config() {
       .set_sink(null_sink());
 }
 
+/// `config` without the screening before the checks: a test of how a candidate is checked keeps
+/// the candidates the screen would leave unchecked as clearly slower.
+inline StrategyConfig unscreened(StrategyConfig config) {
+  config.set_profiling(
+      ProfilingConfig{config.profiling()}.set_screening(ScreeningConfig{}.set_rounds(0)));
+  return config;
+}
+
 /// Checks `actual` against eager PyTorch's outputs: the same structure and dict key order,
 /// every value within `policy`'s tolerance.
 inline void check_equal_to_eager(const c10::IValue& actual, const Exported& model,

@@ -232,7 +232,11 @@ TEST_CASE("Under an accuracy budget a canary claiming bf16 is admitted while its
   std::vector<AnyBackend> candidates{
       PerturbedOutputs(TorchEager(), 3e-3).claiming(Precision::bf16),
       PerturbedOutputs(TorchEager(), 0.25).claiming(Precision::bf16)};
-  const StrategyConfig config = quick_config().set_accuracy_budget(
+  // Both checked: as slow as eager PyTorch and more, the screening would leave them unchecked.
+  StrategyConfig unscreened = quick_config();
+  unscreened.set_profiling(
+      ProfilingConfig{unscreened.profiling()}.set_screening(ScreeningConfig{}.set_rounds(0)));
+  const StrategyConfig config = StrategyConfig{unscreened}.set_accuracy_budget(
       AccuracyBudget{}.set_max_relative_error(0.01).set_min_cosine(0.999));
   const TunedModule tuned = tune(model, samples, {.candidates = candidates, .config = config});
   const TuneReport& report = tuned.report();
@@ -258,8 +262,7 @@ TEST_CASE("Under an accuracy budget a canary claiming bf16 is admitted while its
   CHECK_THAT(render_table(report), Catch::Contains("within the accuracy budget"));
 
   // Without the budget, the same canaries meet bf16's tolerance (6.25e-2) or miss it.
-  const TunedModule plain =
-      tune(model, samples, {.candidates = candidates, .config = quick_config()});
+  const TunedModule plain = tune(model, samples, {.candidates = candidates, .config = unscreened});
   CHECK_FALSE(entry(plain.report(), close.backend).judged_by_budget);
   CHECK(entry(plain.report(), close.backend).status == CandidateStatus::ok);
   CHECK_THAT(entry(plain.report(), broken.backend).reason,

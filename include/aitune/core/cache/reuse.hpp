@@ -90,7 +90,8 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
   CandidateReport entry{row->backend, row->key};
   log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice{}", entry.backend,
                            stored ? " against the baseline's outputs stored with it" : ""));
-  if (!build_and_check(in, reference, candidate, entry) || !guard_.try_activate(candidate, entry)) {
+  if (!build_and_check(in, reference, candidate, entry, /*check_now=*/true) ||
+      !guard_.try_activate(candidate, entry)) {
     guard_.release(candidate);
     refuse(fmt::format("{}: {}", to_label(entry.status), entry.reason));
   }

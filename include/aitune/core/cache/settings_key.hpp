@@ -65,6 +65,12 @@ inline void to_json(nlohmann::json& json, const RaceConfig& race) {
           {"seed", race.seed()}};
 }
 
+inline void to_json(nlohmann::json& json, const ScreeningConfig& screening) {
+  json = {{"rounds", screening.rounds()},
+          {"margin", screening.margin()},
+          {"min_checked_samples", screening.min_checked_samples()}};
+}
+
 /// The measurement's settings. Only those of the chosen schedule: the race and its warm-up for
 /// the interleaved one, the stop rule for the sequential one. A stop rule is known by its
 /// describe() text, the only view of a user's rule there is: a rule must name every parameter
@@ -80,6 +86,9 @@ inline void to_json(nlohmann::json& json, const ProfilingConfig& profiling) {
   if (profiling.schedule() == Schedule::interleaved) {
     json["race"] = profiling.race();
     json["warmup"] = profiling.warmup();
+    // Only when changed: the default screening leaves a tuning the key it had before it existed
+    // (it applies only where 20 or more samples are checked; the default checks one).
+    if (profiling.screening() != ScreeningConfig{}) json["screening"] = profiling.screening();
   } else {
     json["stop_rule"] = profiling.stop_rule().describe();
   }

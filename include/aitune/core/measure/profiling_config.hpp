@@ -7,6 +7,7 @@
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
+#include "aitune/core/measure/screening_config.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 
 #include <fmt/format.h>
@@ -44,6 +45,12 @@ class ProfilingConfig {
     return *this;
   }
   [[nodiscard]] const RaceConfig& race() const noexcept { return race_; }
+  /// The screening before the checks (interleaved schedule only).
+  ProfilingConfig& set_screening(ScreeningConfig screening) {
+    screening_ = screening;
+    return *this;
+  }
+  [[nodiscard]] const ScreeningConfig& screening() const noexcept { return screening_; }
 
   /// The interleaved schedule's adaptive warm-up.
   ProfilingConfig& set_warmup(WarmupConfig warmup) {
@@ -126,6 +133,7 @@ class ProfilingConfig {
 
   Schedule schedule_ = Schedule::interleaved;
   RaceConfig race_{};
+  ScreeningConfig screening_{};
   WarmupConfig warmup_{};
   double time_budget_ms_ = default_time_budget_ms;
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();

@@ -168,6 +168,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
     }
   }
   if (!m.serves.empty()) json["measurement"]["serves"] = m.serves;
+  if (!m.screening.empty()) json["measurement"]["screening"] = m.screening;
   if (const auto& final = m.steady_final) {
     json["measurement"]["steady_final"] = {{"settings", final->settings},
                                            {"finalists", final->finalists},
@@ -345,6 +346,7 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     }
   }
   report.measurement.serves = m.value("serves", std::string());
+  report.measurement.screening = m.value("screening", std::string());
   // Absent before the busy-machine verdict was added (same schema: one more optional field).
   if (const auto busy = m.find("busy"); busy != m.end() && !busy->is_null()) {
     BusyMachine verdict;

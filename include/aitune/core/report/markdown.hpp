@@ -101,6 +101,9 @@ inline std::string markdown_cell(std::string_view text) {
                       m.stop_detail.empty() ? std::string(to_label(m.stop_reason)) : m.stop_detail);
   }
   md += fmt::format(". Tuning took {:.1f} s.\n", report.tuning_time_ms / 1000.0);
+  if (!m.screening.empty()) {
+    md += fmt::format("\nScreening before the checks: {}.\n", markdown_cell(m.screening));
+  }
   if (m.steady_final) md += fmt::format("\nThe {}.\n", detail::describe_steady_final(report));
   if (m.callers > 1) md += fmt::format("\n{}.\n", detail::describe_callers(report));
   if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())

@@ -79,6 +79,7 @@ namespace aitune {
                          to_label(m.decision_rule), m.calls);
       break;
   }
+  if (!m.screening.empty()) out += fmt::format("screening before the checks: {}\n", m.screening);
   if (m.steady_final) out += detail::describe_steady_final(report) + "\n";
   if (m.callers > 1) out += detail::describe_callers(report) + "\n";
   if (const std::string shapes = detail::describe_shapes(report); !shapes.empty())

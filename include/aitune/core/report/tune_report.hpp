@@ -29,12 +29,15 @@ namespace aitune {
 
 /// What became of one backend in a tuning.
 enum class CandidateStatus {
-  ok,              ///< built, checked and measured
-  build_failed,    ///< describe(), key() or build() failed
-  incorrect,       ///< its outputs failed the correctness check
-  measure_failed,  ///< it failed while measured, or went over its own time budget
-  skipped,         ///< never tried or never measured: the tuning's budget or race ended first
-  activate_failed  ///< chosen, but its activate() threw when it was to be handed back
+  ok,               ///< built, checked and measured
+  build_failed,     ///< describe(), key() or build() failed
+  incorrect,        ///< its outputs failed the correctness check
+  measure_failed,   ///< it failed while measured, or went over its own time budget
+  skipped,          ///< never tried or never measured: the tuning's budget or race ended first
+  activate_failed,  ///< chosen, but its activate() threw when it was to be handed back
+  /// built and timed in the screening, then clearly slower than a checked backend: never checked
+  /// or raced (ProfilingConfig::set_screening)
+  screened_out
 };
 
 [[nodiscard]] constexpr EnumText enum_text(CandidateStatus status) noexcept {
@@ -45,6 +48,7 @@ enum class CandidateStatus {
     case CandidateStatus::measure_failed: return {"measure_failed", "measure failed"};
     case CandidateStatus::skipped: return {"skipped", "skipped"};
     case CandidateStatus::activate_failed: return {"activate_failed", "activate failed"};
+    case CandidateStatus::screened_out: return {"screened_out", "screened out"};
   }
   return {};
 }
@@ -92,6 +96,9 @@ struct MeasurementReport {
   /// Set when the baseline's calls say the machine was busy with other work.
   std::optional<BusyMachine> busy{};
   std::optional<SteadyFinalReport> steady_final{};  ///< when the race ran one
+  /// The screening before the checks, for people, when one ran ("6 rounds, 540 calls: 3 of 8
+  /// candidates screened out"); empty when none did.
+  std::string screening{};
   /// The server's load it was measured at (ProfilingConfig::set_callers): each timed call was
   /// this many calls at once, its latency the time until the last ended; 1: one call at a time.
   int callers = 1;
@@ -214,10 +221,12 @@ struct TuneReport {
   }
 
   /// Whether there were candidates and not one of them came through (status ok).
+  /// No candidate is ok, and none was screened out (which is a measurement, not a failure).
   [[nodiscard]] bool every_candidate_failed() const {
     return !candidates.empty() &&
-           std::none_of(candidates.begin(), candidates.end(),
-                        [](const CandidateReport& c) { return c.status == CandidateStatus::ok; });
+           std::none_of(candidates.begin(), candidates.end(), [](const CandidateReport& c) {
+             return c.status == CandidateStatus::ok || c.status == CandidateStatus::screened_out;
+           });
   }
 };
 

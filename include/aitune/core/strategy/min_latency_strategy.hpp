@@ -10,7 +10,10 @@
 ///   pre_tune         the baseline (aitune::baseline_traits: TorchEager for LibTorch), built; its
 ///                    outputs become the reference, and the time budget starts after its build;
 ///   prepare          each candidate, named, built and checked against the reference; a failure
-///                    is recorded with its step and cause, and the tuning goes on;
+///                    is recorded with its step and cause, and the tuning goes on; where checks
+///                    are long (ScreeningConfig), all are built, screened in a few interleaved
+///                    rounds, and checked fastest first, skipping those clearly slower than one
+///                    checked (detail/strategy/screening.hpp);
 ///   build and check  their calls, each guarded: every call into a backend is user code
 ///                    (detail/strategy/guarded_calls.hpp, detail/strategy/reference_pass.hpp);
 ///   measure          by the schedule: the interleaved race all prepared backends together, the
@@ -31,6 +34,7 @@
 #include "aitune/core/detail/strategy/guarded_calls.hpp"
 #include "aitune/core/detail/strategy/progress_reporter.hpp"
 #include "aitune/core/detail/strategy/reference_pass.hpp"
+#include "aitune/core/detail/strategy/screening.hpp"
 #include "aitune/core/detail/strategy/settle.hpp"
 #include "aitune/core/detail/strategy/tuning_values.hpp"
 #include "aitune/core/error.hpp"
@@ -45,6 +49,7 @@
 #include <concepts>
 #include <cstddef>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -106,6 +111,8 @@ class MinLatencyStrategy {
       // prepare each candidate; the sequential schedule measures each backend as soon as it is
       // prepared (so losers are freed as it goes), the interleaved race all of them together.
       const bool as_it_goes = config_.profiling().schedule() == Schedule::sequential;
+      const bool screens = !as_it_goes && config_.correctness_check() &&
+                           in.profiling.screening().applies(reference.outputs.size());
       Waiting waiting{std::move(pre.baseline)};
       Standing standing{.evidence = {config_.decision().baseline_tail(1.0, candidates_.size())}};
       const auto measure_now = [&](detail::LookObserver on_look) {
@@ -120,11 +127,12 @@ class MinLatencyStrategy {
         progress.preparing(index + 1, row.backend,
                            standing.best ? report.candidates[standing.best->index].backend : "");
         std::optional<Prepared> ready =
-            prepare_candidate(in, reference, std::move(candidate), row, index);
+            prepare_candidate(in, reference, std::move(candidate), row, index, !screens);
         if (ready) waiting.candidates.push_back(std::move(*ready));
         if (as_it_goes) measure_now({});
       }
       stop_if_cancelled();
+      if (screens) screen_and_check(in, reference, waiting, report);
       measure_now(progress.look_observer());
       report.measurement.calls = report.total_calls();
       stop_if_cancelled();
@@ -264,17 +272,19 @@ class MinLatencyStrategy {
     return pre;
   }
 
-  /// A candidate, named on `row`: built and checked unless its name failed or the tuning's
-  /// budget is spent; it fails when its build and check went over its own budget.
+  /// A candidate, named on `row`: built and checked (unless `check_now` is false: the screening
+  /// checks it later) unless its name failed or the tuning's budget is spent; it fails when its
+  /// build and check went over its own budget.
   std::optional<Prepared> prepare_candidate(const TuneInputs& in, const Reference& reference,
-                                            B candidate, CandidateReport& row, std::size_t index) {
+                                            B candidate, CandidateReport& row, std::size_t index,
+                                            bool check_now) {
     const double start_ms = timer_.now_ms();
     bool ready = false;
     if (row.status != CandidateStatus::ok) {  // its name failed: never built, never selected
     } else if (start_ms > reference.deadline_ms) {
       row.status = CandidateStatus::skipped;
       row.reason = "not tried: the tuning's time budget was spent";
-    } else if (build_and_check(in, reference, candidate, row)) {
+    } else if (build_and_check(in, reference, candidate, row, check_now)) {
       const double spent_ms = timer_.now_ms() - start_ms;
       ready = spent_ms <= in.profiling.candidate_time_budget_ms() ||
               detail::fail(row, detail::PrepareStep::budget, detail::over_budget(spent_ms));
@@ -289,12 +299,103 @@ class MinLatencyStrategy {
   // ---- build and check -------------------------------------------------------------------------
 
   bool build_and_check(const TuneInputs& in, const Reference& reference, B& candidate,
-                       CandidateReport& row) {
-    return watching_memory<B>(
-        in.model, config_.memory_watch(), config_.peak_reset(), row.memory, [&] {
-          return build(in, candidate, row, /*named=*/false) &&
-                 (!config_.correctness_check() || check(in, reference, candidate, row));
-        });
+                       CandidateReport& row, bool check_now) {
+    return watching_memory<B>(in.model, config_.memory_watch(), config_.peak_reset(), row.memory,
+                              [&] {
+                                return build(in, candidate, row, /*named=*/false) &&
+                                       (!check_now || !config_.correctness_check() ||
+                                        check(in, reference, candidate, row));
+                              });
+  }
+
+  /// The screening (ScreeningConfig): `waiting`'s candidates, built and not yet checked, and its
+  /// baseline in a few interleaved rounds; then each candidate, fastest there first, checked
+  /// unless it was clearly slower than a backend checked before it (or the baseline), which
+  /// screens it out. `waiting` keeps the checked ones, in list order (a near tie in the race
+  /// goes to the earlier listed), with the screen's time added to what each has spent.
+  void screen_and_check(const TuneInputs& in, const Reference& reference, Waiting& waiting,
+                        TuneReport& report) {
+    if (waiting.candidates.empty()) return;
+    const ScreeningConfig& screening = in.profiling.screening();
+    const bool with_baseline = waiting.baseline.has_value();
+    std::optional<detail::CallerPool> callers;
+    if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
+    std::vector<detail::Entrant> entrants = detail::entrants_of(
+        waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
+        config_.stop_token(), callers ? &*callers : nullptr);
+    const double began_ms = timer_.now_ms();
+    detail::Measurement screen = guard_.measured(entrants.size(), [&] {
+      return detail::LatencyRace<T>(detail::screening_race(in.profiling.race(), screening),
+                                    in.profiling.warmup(),
+                                    detail::screening_decision(config_.decision()), timer_, log_,
+                                    reference.deadline_ms, {}, &in.mix)
+          .run(entrants);
+    });
+    const double screen_ms = timer_.now_ms() - began_ms;
+
+    // Only what was checked screens: the baseline (its outputs are the reference), then each
+    // candidate as it passes.
+    std::vector<const RoundSeries*> checked;
+    std::vector<std::string_view> checked_names;
+    if (with_baseline && !screen.lanes[0].failure) {
+      checked.push_back(&screen.lanes[0].rounds);
+      checked_names.push_back(report.baseline->backend);
+    }
+    const std::size_t first = with_baseline ? 1 : 0;
+    std::vector<Prepared> built = std::exchange(waiting.candidates, {});
+    std::vector<std::size_t> order(built.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return detail::screened_median(screen.lanes[first + a].rounds) <
+             detail::screened_median(screen.lanes[first + b].rounds);
+    });
+    const double level = detail::screening_level(config_.decision(), in.profiling.race());
+    std::size_t screened_out = 0;
+    for (const std::size_t i : order) {
+      stop_if_cancelled();
+      Prepared& candidate = built[i];
+      const detail::Lane& lane = screen.lanes[first + i];
+      CandidateReport& row = report.candidates[candidate.index];
+      candidate.spent_ms += lane.time_ms;
+      const auto by = detail::screened_out_by(lane.rounds, checked, level, screening.margin());
+      if (lane.failure) {
+        row.status = CandidateStatus::measure_failed;
+        row.reason = "failed while screened: " + *lane.failure;
+      } else if (by) {
+        row.status = CandidateStatus::screened_out;
+        row.reason =
+            detail::screened_out_reason(*by, checked_names[by->checked], screening.margin());
+        ++screened_out;
+      } else if (timer_.now_ms() > reference.deadline_ms) {
+        row.status = CandidateStatus::skipped;
+        row.reason = "not checked: the tuning's time budget was spent";
+      } else {
+        const double start_ms = timer_.now_ms();
+        const bool passed = check(in, reference, candidate.backend, row);
+        candidate.spent_ms += timer_.now_ms() - start_ms;
+        if (passed && candidate.spent_ms > in.profiling.candidate_time_budget_ms()) {
+          detail::fail(row, detail::PrepareStep::budget, detail::over_budget(candidate.spent_ms));
+        } else if (passed) {
+          checked.push_back(&lane.rounds);
+          checked_names.push_back(row.backend);
+          waiting.candidates.push_back(std::move(candidate));
+          continue;
+        }
+      }
+      row.calls = lane.calls;
+      row.tuning_time_ms = candidate.spent_ms;
+      const std::string line =
+          fmt::format("{}: {}: {}", row.backend, to_label(row.status), row.reason);
+      row.status == CandidateStatus::screened_out ? log_.info(2, line) : log_.warn(2, line);
+      guard_.release(candidate.backend);
+    }
+    std::sort(waiting.candidates.begin(), waiting.candidates.end(),
+              [](const Prepared& a, const Prepared& b) { return a.index < b.index; });
+    report.measurement.screening = fmt::format(
+        "{} round(s) of {} backend(s), {} call(s) in {:.1f} s; {} of {} candidate(s) screened out "
+        "(over {:g}x a checked backend with confidence), the others checked fastest first",
+        screen.rounds, entrants.size(), detail::total_calls_of(screen), screen_ms / 1000.0,
+        screened_out, built.size(), 1.0 + screening.margin());
   }
 
   /// The baseline's reasons name their step; a candidate's failed build is its cause alone.

@@ -101,8 +101,13 @@ perf_validation_results_of(const TuneReport& report) {
       report.candidates.begin(), report.candidates.end(),
       [](const CandidateReport& row) { return row.status == CandidateStatus::skipped; }));
   if (skipped == 0) {
-    return report.every_candidate_failed() ? "every candidate failed (see their reasons)"
-                                           : "no candidate could be measured";
+    if (report.every_candidate_failed()) return "every candidate failed (see their reasons)";
+    const bool screened =
+        std::any_of(report.candidates.begin(), report.candidates.end(),
+                    [](const auto& row) { return row.status == CandidateStatus::screened_out; });
+    return screened ? "every candidate was screened out as clearly slower, or failed (see their "
+                      "reasons)"
+                    : "no candidate could be measured";
   }
   return fmt::format("no candidate was measured: the time budget ran out with {} of the {} "
                      "candidate(s) not tried or not measured (see their rows); give the tuning "
