@@ -514,9 +514,9 @@ inline Options parse_arguments(int argc, char** argv) {
          wrapped(fmt::format(
              "rounds of the screening before the checks, where {} or more samples are checked "
              "(as under --accuracy): every built candidate and the baseline in interleaved "
-             "rounds, then the candidates checked fastest first, and one over {:g}x the time of "
-             "one already checked with confidence left unchecked; 0 turns it off (0 to 100; "
-             "default {})",
+             "rounds, then the candidates checked fastest first, and one slower than one already "
+             "checked with confidence and by over {:g}x left unchecked; 0 turns it off (0 to "
+             "100; default {})",
              aitune::ScreeningConfig{}.min_checked_samples(),
              1.0 + aitune::ScreeningConfig{}.margin(), aitune::ScreeningConfig{}.rounds())))
       ->type_name("N")

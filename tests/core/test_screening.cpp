@@ -85,7 +85,7 @@ TEST_CASE("Where checks are long, a candidate clearly slower than a checked back
   CHECK(slow.status == CandidateStatus::screened_out);
   CHECK_THAT(slow.reason, Catch::StartsWith("ratio 2.00") &&
                               Catch::Contains("to Fast() (checked) in 8 interleaved rounds") &&
-                              Catch::EndsWith("margin: left unchecked and unraced"));
+                              Catch::EndsWith("0.5 margin, left unchecked and unraced"));
   const CandidateReport& crawl = row_of(report, "Crawl()");
   CHECK(crawl.status == CandidateStatus::screened_out);
   // Against the strongest evidence: 6.67x Fast's time rather than 2x the baseline's.
@@ -98,8 +98,8 @@ TEST_CASE("Where checks are long, a candidate clearly slower than a checked back
 
   CHECK_THAT(report.measurement.screening,
              Catch::StartsWith("8 round(s) of 6 backend(s)") &&
-                 Catch::Contains("2 of 5 candidate(s) screened out (over 1.25x a checked "
-                                 "backend with confidence)"));
+                 Catch::Contains("2 of 5 candidate(s) screened out (slower than a checked "
+                                 "backend with confidence, by over 1.5x)"));
   CHECK_THAT(render_table(report), Catch::Contains("screening before the checks: 8 round(s)") &&
                                        Catch::Contains("screened out"));
   CHECK_THAT(render_markdown(report), Catch::Contains("Screening before the checks: 8 round(s)"));
@@ -151,8 +151,8 @@ TEST_CASE("Screening settings are checked, described, and in the cache key only 
   CHECK_THROWS_WITH(ScreeningConfig{}.set_margin(-0.1), Catch::Contains("within [0, 10]"));
   CHECK_THROWS_WITH(ScreeningConfig{}.set_min_checked_samples(0), Catch::Contains("at least 1"));
   CHECK(ScreeningConfig{}.describe() ==
-        "screening in 8 round(s) where 20 or more samples are checked: a candidate over 1.25x a "
-        "checked backend with confidence is not checked");
+        "screening in 8 round(s) where 20 or more samples are checked: a candidate slower than "
+        "a checked backend with confidence, by over 1.5x, is not checked");
   CHECK_FALSE(ScreeningConfig{}.applies(19));
   CHECK(ScreeningConfig{}.applies(20));
   CHECK_FALSE(ScreeningConfig{}.set_rounds(0).applies(100));
@@ -160,6 +160,6 @@ TEST_CASE("Screening settings are checked, described, and in the cache key only 
   const nlohmann::json plain = settings_key(StrategyConfig{});
   CHECK_FALSE(plain["measurement"].contains("screening"));
   StrategyConfig changed;
-  changed.set_profiling(ProfilingConfig{}.set_screening(ScreeningConfig{}.set_margin(0.5)));
-  CHECK(settings_key(changed)["measurement"]["screening"]["margin"] == 0.5);
+  changed.set_profiling(ProfilingConfig{}.set_screening(ScreeningConfig{}.set_margin(0.75)));
+  CHECK(settings_key(changed)["measurement"]["screening"]["margin"] == 0.75);
 }

@@ -156,6 +156,17 @@ class AccuracyBudget {
     return join(parts);
   }
 
+  /// Whether outputs measured over some of the samples already miss a measure that more samples
+  /// can only make worse (the worst relative error, the least cosine): the check may stop there.
+  /// Top-k agreement is a share, which later samples may lift, so it never stops a check.
+  [[nodiscard]] bool already_missed(std::span<const OutputAccuracy> outputs) const {
+    return std::any_of(outputs.begin(), outputs.end(), [&](const OutputAccuracy& output) {
+      return (max_relative_error_ && output.relative_error &&
+              !(*output.relative_error <= *max_relative_error_)) ||
+             (min_cosine_ && output.cosine && !(*output.cosine >= *min_cosine_));
+    });
+  }
+
   /// Judges a candidate's outputs, measured over every checked sample. Outputs the checker did
   /// not measure (integers, compared exactly) are left out.
   [[nodiscard]] AccuracyVerdict judge(std::span<const OutputAccuracy> outputs) const {

@@ -6,7 +6,9 @@
 /// Where checking a candidate costs many calls (an accuracy budget checks at least 100 samples),
 /// a few interleaved rounds of every built candidate and the baseline come first; the candidates
 /// are then checked fastest first, and one clearly slower than a backend already checked (or the
-/// baseline) is screened out, unchecked and unraced, with its ratio and interval in its row.
+/// baseline) is screened out, unchecked and unraced, with its ratio and interval in its row:
+/// slower with confidence, as the race drops a rival (the paired ratio's lower bound above 1 at
+/// the race's first-look level), and by more than a margin (its median above 1 + margin).
 
 #include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/error.hpp"
@@ -28,10 +30,11 @@ class ScreeningConfig {
     rounds_ = detail::require_at_least(rounds, 0, "screening rounds");
     return *this;
   }
-  /// "Clearly slower": the lower bound of the paired ratio to a checked backend is above
-  /// 1 + margin. The race's blocks follow another backend's call, which moves some runtimes'
-  /// medians by tens of percent (docs/measurement.md, "Decided on what the server will see"):
-  /// the margin keeps a candidate that is faster alone from being screened out for it.
+  /// "Clearly slower": the median of the paired ratio to a checked backend is above 1 + margin
+  /// (and its lower bound above 1). The race's blocks follow another backend's call, which moves
+  /// some runtimes' medians by tens of percent, one runtime up to 1.3x another's
+  /// (docs/measurement.md, "Decided on what the server will see"): the margin keeps a candidate
+  /// that is faster alone from being screened out for that.
   ScreeningConfig& set_margin(double margin) {
     if (!(margin >= 0.0 && margin <= 10.0)) {
       throw ConfigError(fmt::format("the screening margin must be within [0, 10], got {}", margin));
@@ -57,7 +60,8 @@ class ScreeningConfig {
   [[nodiscard]] std::string describe() const {
     if (rounds_ == 0) return "no screening";
     return fmt::format("screening in {} round(s) where {} or more samples are checked: a "
-                       "candidate over {:g}x a checked backend with confidence is not checked",
+                       "candidate slower than a checked backend with confidence, by over {:g}x, "
+                       "is not checked",
                        rounds_, min_checked_samples_, 1.0 + margin_);
   }
 
@@ -65,7 +69,7 @@ class ScreeningConfig {
 
  private:
   int rounds_ = 8;
-  double margin_ = 0.25;
+  double margin_ = 0.5;
   int min_checked_samples_ = 20;
 };
 

@@ -393,7 +393,8 @@ class MinLatencyStrategy {
               [](const Prepared& a, const Prepared& b) { return a.index < b.index; });
     report.measurement.screening = fmt::format(
         "{} round(s) of {} backend(s), {} call(s) in {:.1f} s; {} of {} candidate(s) screened out "
-        "(over {:g}x a checked backend with confidence), the others checked fastest first",
+        "(slower than a checked backend with confidence, by over {:g}x), the others checked "
+        "fastest first",
         screen.rounds, entrants.size(), detail::total_calls_of(screen), screen_ms / 1000.0,
         screened_out, built.size(), 1.0 + screening.margin());
   }
@@ -429,16 +430,17 @@ class MinLatencyStrategy {
   /// an accuracy budget, a reduced-precision candidate is judged by the budget instead of its
   /// tolerance, and its row says how it stands against it.
   bool check(const TuneInputs& in, const Reference& reference, B& candidate, CandidateReport& row) {
-    OutputCheck verdict;
+    detail::SamplesChecked checked;
     const AccuracyBudget* budget =
         config_.accuracy_budget() ? &*config_.accuracy_budget() : nullptr;
     const bool ran = guard_.run_step(
         candidate, row, detail::PrepareStep::check, true, in.samples.size(), [&](std::size_t& at) {
-          verdict = detail::check_samples(
+          checked = detail::check_samples(
               candidate, in.samples, reference.checked, reference.outputs, at,
               [&] { cancel_during(row); }, budget);
         });
     if (!ran) return false;
+    OutputCheck& verdict = checked.verdict;
     row.precision = verdict.precision;
     row.reduced_precision = verdict.reduced_precision;
     row.quantization = std::move(verdict.quantization);
@@ -456,8 +458,13 @@ class MinLatencyStrategy {
       row.accuracy_verdict = judged.text;
       row.judged_by_budget = true;
       if (!judged.within) {
+        // A measure already missed ended the check: more samples could only make it worse.
+        const std::string stopped =
+            checked.missed_budget && checked.ran < checked.of
+                ? fmt::format("; the check stopped at sample {} of {}", checked.ran, checked.of)
+                : std::string();
         return detail::fail(row, detail::PrepareStep::check,
-                            "outside the accuracy budget: " + judged.text);
+                            "outside the accuracy budget: " + judged.text + stopped);
       }
     }
     return verdict.passed || detail::fail(row, detail::PrepareStep::check, verdict.reason);

@@ -137,6 +137,14 @@ void run_reference_pass(B& baseline, std::span<const typename B::sample_type> sa
   after_calls<B>::run(baseline);
 }
 
+/// What a check over the samples found, and how far it went.
+struct SamplesChecked {
+  OutputCheck verdict{};
+  std::size_t ran = 0;         ///< the samples it ran
+  std::size_t of = 0;          ///< the samples it was to run
+  bool missed_budget = false;  ///< it ended early: a worst-case measure missed the budget
+};
+
 /// Whether `budget` (null: none) judges a candidate whose check over its samples gave
 /// `verdict`: it computes in a lower precision and was compared with a reference.
 [[nodiscard]] inline bool judged_by_budget(const AccuracyBudget* budget, const OutputCheck& verdict,
@@ -148,15 +156,17 @@ void run_reference_pass(B& baseline, std::span<const typename B::sample_type> sa
 /// reference (`reference` empty: there is none, and only the outputs themselves are checked).
 /// The verdict holds, per output, the worst accuracy over the samples, and the first failure's
 /// reason (the check ends there). Under an accuracy `budget` (null: none), a reduced-precision
-/// candidate's values outside its tolerance are no failure: the budget judges them over all the
-/// samples (judge_by_budget). `before_each` and `at` as for run_reference_pass.
+/// candidate's values outside its tolerance are no failure: the budget judges them over the
+/// samples (judge_by_budget), and the check ends once a worst-case measure has missed it
+/// (AccuracyBudget::already_missed). `before_each` and `at` as for run_reference_pass.
 template <class B, class BeforeEach>
-[[nodiscard]] OutputCheck
+[[nodiscard]] SamplesChecked
 check_samples(B& candidate, std::span<const typename B::sample_type> samples, std::size_t checked,
               const std::vector<typename B::output_type>& reference, std::size_t& at,
               BeforeEach before_each, const AccuracyBudget* budget = nullptr) {
-  OutputCheck verdict;
-  for (at = 0; at < checked && verdict.passed; ++at) {
+  SamplesChecked result{.of = checked};
+  OutputCheck& verdict = result.verdict;
+  for (at = 0; at < checked && verdict.passed && !result.missed_budget; ++at) {
     before_each();
     const typename B::output_type actual = candidate.infer(samples[at]);
     const auto* expected = reference.empty() ? nullptr : &reference[at];
@@ -167,10 +177,12 @@ check_samples(B& candidate, std::span<const typename B::sample_type> samples, st
       verdict.reason = at_sample(at, samples.size(), std::move(sample.reason));
     }
     merge_accuracy(verdict, std::move(sample));
+    ++result.ran;
+    result.missed_budget = budget_judges && budget->already_missed(verdict.accuracy);
   }
   at = no_sample;
   after_calls<B>::run(candidate);
-  return verdict;
+  return result;
 }
 
 }  // namespace aitune::detail

@@ -73,15 +73,16 @@ struct ScreenedBy {
 };
 
 /// Whether `candidate`'s rounds are clearly slower than one of the `checked` backends' (the
-/// paired ratio's lower bound at `level` above 1 + margin); the strongest such one if so.
+/// paired ratio's lower bound at `level` above 1, its median above 1 + margin); the one it is
+/// slowest against if so.
 [[nodiscard]] inline std::optional<ScreenedBy>
 screened_out_by(const RoundSeries& candidate, const std::vector<const RoundSeries*>& checked,
                 double level, double margin) {
   std::optional<ScreenedBy> strongest;
   for (std::size_t i = 0; i < checked.size(); ++i) {
     const MedianInterval ratio = paired_ratio(candidate, *checked[i], level);
-    if (ratio.n == 0 || !(ratio.low > 1.0 + margin)) continue;
-    if (!strongest || ratio.low > strongest->ratio.low) strongest = ScreenedBy{i, ratio};
+    if (ratio.n == 0 || !(ratio.low > 1.0) || !(ratio.median > 1.0 + margin)) continue;
+    if (!strongest || ratio.median > strongest->ratio.median) strongest = ScreenedBy{i, ratio};
   }
   return strongest;
 }
@@ -89,8 +90,8 @@ screened_out_by(const RoundSeries& candidate, const std::vector<const RoundSerie
 /// A screened-out row's reason.
 [[nodiscard]] inline std::string screened_out_reason(const ScreenedBy& by, std::string_view name,
                                                      double margin) {
-  return fmt::format("{} to {} (checked) in {} interleaved rounds, clearly over 1 + the {:g} "
-                     "margin: left unchecked and unraced",
+  return fmt::format("{} to {} (checked) in {} interleaved rounds: slower with confidence and "
+                     "by over 1 + the {:g} margin, left unchecked and unraced",
                      labelled_ratio(by.ratio), name, by.ratio.n, margin);
 }
 
