@@ -4,6 +4,7 @@
 // one that breaks them is refused with its figures and never selected; without one nothing
 // changes.
 #include "support/fake_backend.hpp"
+#include "support/report_rows.hpp"
 #include <aitune/core/report/markdown.hpp>
 
 #include <catch2/catch.hpp>
@@ -17,14 +18,6 @@ using namespace aitune;
 using namespace aitune::testing;
 
 namespace {
-
-/// `count` samples from 1 up, all below 100: of one shape (FakeBackend::shape_of).
-std::vector<double> samples(std::size_t count) {
-  std::vector<double> values;
-  for (std::size_t i = 0; i < count; ++i)
-    values.push_back(1.0 + static_cast<double>(i) / 100.0);
-  return values;
-}
 
 /// A candidate in bf16, 2.5x faster than the baseline, whose outputs are off by `offset` (the
 /// baseline's are 2 x the sample: at sample 1, an offset of 0.01 is a relative error of 0.005).
@@ -40,12 +33,6 @@ StrategyConfig with_budget(AccuracyBudget budget) {
   return StrategyConfig{}.set_accuracy_budget(std::move(budget));
 }
 
-const CandidateReport& row_of(const TuneReport& report, const std::string& backend) {
-  const CandidateReport* row = report.find(backend);
-  REQUIRE(row != nullptr);
-  return *row;
-}
-
 }  // namespace
 
 TEST_CASE("Without an accuracy budget a reduced-precision candidate outside its tolerance is "
@@ -54,7 +41,7 @@ TEST_CASE("Without an accuracy budget a reduced-precision candidate outside its 
   FakeModel model;
   const auto tune = [&](StrategyConfig config) {
     auto strategy = make_strategy(model, {reduced("Int8", 0.01)}, std::move(config));
-    return strategy.tune(model, samples(8)).report;
+    return strategy.tune(model, samples_of_one_shape(8)).report;
   };
 
   const TuneReport plain = tune({});
@@ -99,7 +86,7 @@ TEST_CASE("A reduced-precision candidate that breaks its outputs is refused with
                      reduced("Broken", std::numeric_limits<double>::quiet_NaN(), 1.0, 1.0),
                      reduced("Good", 0.01, /*cosine=*/0.9995, /*latency=*/4.0)},
                     with_budget(budget));
-  const TuneReport report = strategy.tune(model, samples(8)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(8)).report;
 
   const CandidateReport& drifting = row_of(report, "Drifting()");
   CHECK(drifting.status == CandidateStatus::incorrect);
@@ -124,7 +111,7 @@ TEST_CASE("Without baseline outputs an accuracy budget cannot be judged: a reduc
   auto strategy =
       make_strategy(model, {reduced("Int8", 0.0, 1.0, 1.0), FakeBackend("Plain", 2.0)},
                     with_budget(AccuracyBudget{}.set_min_cosine(0.999).set_min_samples(8)));
-  const TuneReport report = strategy.tune(model, samples(8)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(8)).report;
   CHECK(row_of(report, "Int8()").status == CandidateStatus::incorrect);
   CHECK_THAT(row_of(report, "Int8()").reason,
              Catch::Contains("cannot be judged without the baseline's outputs"));
@@ -141,7 +128,7 @@ TEST_CASE("An accuracy budget judges only reduced-precision candidates: a full-p
   auto strategy =
       make_strategy(model, {FakeBackend(off)},
                     with_budget(AccuracyBudget{}.set_max_relative_error(0.5).set_min_samples(8)));
-  const TuneReport report = strategy.tune(model, samples(8)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(8)).report;
   CHECK(row_of(report, "OffByOnePercent()").status == CandidateStatus::incorrect);
   CHECK_FALSE(row_of(report, "OffByOnePercent()").judged_by_budget);
   CHECK(report.baseline_selected);
@@ -153,21 +140,21 @@ TEST_CASE("An accuracy budget is checked on at least its count of samples: fewer
   FakeModel model;
   const AccuracyBudget budget = AccuracyBudget{}.set_min_cosine(0.999);  // 100 samples
   auto few = make_strategy(model, {reduced("Int8", 0.0)}, with_budget(budget));
-  CHECK_THROWS_WITH(few.tune(model, samples(99)),
+  CHECK_THROWS_WITH(few.tune(model, samples_of_one_shape(99)),
                     Catch::Contains("checked on at least 100 held-out samples, and 99 were given"));
 
   // The baseline takes 10 ms a call: 150 samples take 1.5 s, and half of a 0.6 s budget fits 30.
   auto bounded =
       make_strategy(model, {reduced("Int8", 0.0)},
                     with_budget(budget).set_profiling(ProfilingConfig{}.set_time_budget_ms(600.0)));
-  const TuneReport report = bounded.tune(model, samples(150)).report;
+  const TuneReport report = bounded.tune(model, samples_of_one_shape(150)).report;
   REQUIRE(report.checked_samples);
   CHECK(*report.checked_samples == 100);
 
   auto unbudgeted =
       make_strategy(model, {reduced("Int8", 0.0)},
                     StrategyConfig{}.set_profiling(ProfilingConfig{}.set_time_budget_ms(600.0)));
-  const TuneReport cut = unbudgeted.tune(model, samples(150)).report;
+  const TuneReport cut = unbudgeted.tune(model, samples_of_one_shape(150)).report;
   REQUIRE(cut.checked_samples);
   CHECK(*cut.checked_samples < 100);
 }
@@ -257,7 +244,7 @@ TEST_CASE("A report judged by an accuracy budget keeps its measures and verdicts
   auto strategy = make_strategy(
       model, {reduced("Int8", 0.01, 0.9995), reduced("Drifting", 0.01, 0.5)},
       with_budget(AccuracyBudget{}.set_min_cosine(0.999).set_top_k({}).set_min_samples(8)));
-  const TuneReport report = strategy.tune(model, samples(8)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(8)).report;
   const TuneReport back = report_from_json(to_json(report));
   CHECK(back.accuracy_budget == report.accuracy_budget);
   for (const std::string name : {"Int8()", "Drifting()"}) {

@@ -2,6 +2,7 @@
 // Tuning over a mix of shapes (core/measure/sample_mix.hpp): the weights decide, each shape's
 // first call in a block pays for the change, and no shape goes unchecked.
 #include "support/fake_backend.hpp"
+#include "support/report_rows.hpp"
 #include <aitune/core/report/markdown.hpp>
 
 #include <catch2/catch.hpp>
@@ -39,12 +40,6 @@ FakeModel model_by_length() {
 StrategyConfig weighted(std::vector<double> weights, Schedule schedule = Schedule::interleaved) {
   return StrategyConfig{}.set_profiling(
       ProfilingConfig{}.set_schedule(schedule).set_sample_weights(std::move(weights)));
-}
-
-const CandidateReport& row_of(const TuneReport& report, const std::string& backend) {
-  const CandidateReport* row = report.find(backend);
-  REQUIRE(row != nullptr);
-  return *row;
 }
 
 }  // namespace

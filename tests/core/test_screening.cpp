@@ -3,6 +3,7 @@
 // candidate clearly slower than a checked backend is screened out unchecked and reported with its
 // ratio; a fast candidate that fails its check screens nobody out; short checks are not screened.
 #include "support/fake_backend.hpp"
+#include "support/report_rows.hpp"
 #include <aitune/core/cache/settings_key.hpp>
 #include <aitune/core/report/markdown.hpp>
 
@@ -16,13 +17,6 @@ using namespace aitune;
 using namespace aitune::testing;
 
 namespace {
-
-std::vector<double> samples(std::size_t count) {
-  std::vector<double> values;
-  for (std::size_t i = 0; i < count; ++i)
-    values.push_back(1.0 + static_cast<double>(i) / 100.0);
-  return values;
-}
 
 FakeBehaviour timed(std::string name, double latency_ms) {
   return FakeBehaviour{std::move(name), {latency_ms}};
@@ -53,12 +47,6 @@ std::size_t distinct_samples(const FakeBehaviour& behaviour) {
   return std::set<double>(behaviour.samples_seen->begin(), behaviour.samples_seen->end()).size();
 }
 
-const CandidateReport& row_of(const TuneReport& report, const std::string& backend) {
-  const CandidateReport* row = report.find(backend);
-  REQUIRE(row != nullptr);
-  return *row;
-}
-
 StrategyConfig with_budget(std::size_t samples) {
   return StrategyConfig{}.set_accuracy_budget(
       AccuracyBudget{}.set_min_cosine(0.999).set_min_samples(samples));
@@ -72,7 +60,7 @@ TEST_CASE("Where checks are long, a candidate clearly slower than a checked back
   FakeModel model;
   const Pool pool;
   auto strategy = make_strategy(model, pool.all(), with_budget(30));
-  const TuneReport report = strategy.tune(model, samples(30)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(30)).report;
 
   // Checked fastest first: Broken fails its check, so Fast is checked though 3x Broken's time.
   CHECK(row_of(report, "Broken()").status == CandidateStatus::incorrect);
@@ -115,7 +103,7 @@ TEST_CASE("A pool screened out against the baseline keeps it, and says why: scre
   auto strategy =
       make_strategy(model, {FakeBackend(timed("Slow", 20.0)), FakeBackend(timed("Crawl", 40.0))},
                     with_budget(30));
-  const TuneReport report = strategy.tune(model, samples(30)).report;
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(30)).report;
   CHECK(report.baseline_selected);
   CHECK(row_of(report, "Slow()").status == CandidateStatus::screened_out);
   CHECK_THAT(row_of(report, "Slow()").reason, Catch::Contains("to TorchEager() (checked)"));
@@ -131,7 +119,7 @@ TEST_CASE("Short checks are not screened, nor a pool whose screening is off: eve
   const auto tune = [&](StrategyConfig config, std::size_t count) {
     const Pool pool;
     auto strategy = make_strategy(model, pool.all(), std::move(config));
-    const TuneReport report = strategy.tune(model, samples(count)).report;
+    const TuneReport report = strategy.tune(model, samples_of_one_shape(count)).report;
     CHECK(report.measurement.screening.empty());
     CHECK(distinct_samples(pool.slow) == count);
     CHECK(row_of(report, "Slow()").status != CandidateStatus::screened_out);

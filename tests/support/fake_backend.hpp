@@ -307,4 +307,13 @@ inline const std::vector<double>& one_sample() {
   return samples;
 }
 
+/// `count` samples from 1 up in steps of 0.01, all below 100: of one shape
+/// (FakeBackend::shape_of).
+inline std::vector<double> samples_of_one_shape(std::size_t count) {
+  std::vector<double> values;
+  for (std::size_t i = 0; i < count; ++i)
+    values.push_back(1.0 + static_cast<double>(i) / 100.0);
+  return values;
+}
+
 }  // namespace aitune::testing
