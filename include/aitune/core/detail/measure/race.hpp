@@ -558,11 +558,7 @@ class LatencyRace {
     }
     for (const std::size_t i : measured) {
       Lane& lane = (*lanes_)[i];
-      if (lane.steady_rounds.count() == 0) continue;
-      std::vector<double> values;
-      std::copy_if(lane.steady_rounds.values.begin(), lane.steady_rounds.values.end(),
-                   std::back_inserter(values), [](double value) { return !std::isnan(value); });
-      lane.steady_median_ms = block_value(std::move(values));
+      lane.steady_median_ms = median_of_rounds(lane.steady_rounds);
     }
     final.pick = alive(*faster_leader_) ? *faster_leader_ : measured.front();
     if (final.cut_short.empty()) {

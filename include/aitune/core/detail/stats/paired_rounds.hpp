@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace aitune {
@@ -36,6 +37,16 @@ struct RoundSeries {
     return n;
   }
 };
+
+/// The median of the values of the rounds that ran (NaN: did not); none when none ran.
+[[nodiscard]] inline std::optional<double> median_of_rounds(const RoundSeries& rounds) {
+  std::vector<double> ran;
+  for (double value : rounds.values) {
+    if (!std::isnan(value)) ran.push_back(value);
+  }
+  if (ran.empty()) return std::nullopt;
+  return median_of(ran);
+}
 
 /// a / b in every round where both ran.
 [[nodiscard]] inline std::vector<double> paired_ratios(const RoundSeries& a, const RoundSeries& b) {

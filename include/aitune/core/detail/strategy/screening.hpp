@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -51,11 +50,7 @@ namespace aitune::detail {
 
 /// The median of a lane's block values (infinity with none): the order the checks go in.
 [[nodiscard]] inline double screened_median(const RoundSeries& rounds) {
-  std::vector<double> values;
-  for (double value : rounds.values) {
-    if (!std::isnan(value)) values.push_back(value);
-  }
-  return values.empty() ? std::numeric_limits<double>::infinity() : median_of(values);
+  return median_of_rounds(rounds).value_or(std::numeric_limits<double>::infinity());
 }
 
 /// Every call the screen made, warm-up included.
