@@ -46,7 +46,8 @@ case "$which" in
   serving) targets=(aitune-bench-serving) ;;
   load) targets=(inference-server) ;;
   callers) targets=(aitune-bench-serving) ;;
-  real|peers) targets=(aitune-tune) ;;
+  real) targets=(aitune-tune) ;;
+  peers) targets=(aitune-tune aitune-bench-alone) ;;
   shapes) targets=() ;;
   *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|shapes" >&2
      exit 2 ;;
@@ -88,7 +89,7 @@ case "$which" in
     fi
     make_models --format pt2 --variants "$variants" "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
-      --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
+      --alone-bench "$out/aitune-bench-alone" --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
   shapes)
     shift
     .venv/bin/python tools/bench_shapes.py --work-dir "$out/shapes-models" \

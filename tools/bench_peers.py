@@ -20,6 +20,14 @@ For each model (a .pt2 archive from tools/make_models.py, with its .shape file b
    runtimes' pools slow each other by different amounts when interleaved, so a pick that is
    fastest served alone can lose the interleaved race); writes the same to JSON.
 
+With --alone-bench (tools/bench.sh passes it), the contestants a C++ server could run - the
+selection, eager PyTorch's counterpart (the ExportedProgram on the native runtime), each
+AOTInductor model, ONNX Runtime and OpenVINO as shipped - are also timed alone from C++ by
+aitune-bench-alone, first, before this process builds anything: the "C++ alone" column and ratio.
+From Python each call also pays for argument conversion and output copies, by runtime differently
+(57-84 % of MobileNetV3-Small's latency on a 2-core AVX2 EPYC, enough to reorder runtimes within
+10 % of each other); the C++ figures are what a C++ server sees, and they decide.
+
 With --accuracy cosine=C,top1=P% (tools/peers_int8.py): aitune-tune tunes under that budget
 (the archive's int8 variants join its race), the peers that quantise by hand join the contestants
 (ONNX Runtime's quantiser and NNCF, each at its defaults, calibrated on --calibration-samples
@@ -32,7 +40,8 @@ The selected backend runs from Python here, not through the C++ TunedModule: the
 and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
 over a direct call is what tools/bench.sh overhead measures.
 
-Usage: tools/bench_peers.py --tune BUILD/aitune-tune --models-dir DIR [--rounds 100]
+Usage: tools/bench_peers.py --tune BUILD/aitune-tune [--alone-bench BUILD/aitune-bench-alone]
+       --models-dir DIR [--rounds 100]
        [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--switch-warmup-ms 0]
        [--final-settle-ms 20 --final-settle-calls 3]
        [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"]
@@ -88,6 +97,42 @@ def tune(tuner, archive, shapes, budget_s, report_path, more=()):
         report = json.load(f)
     report["_tuning_s"] = seconds
     return report
+
+
+def cpp_contestants(report, archive, wanted):
+    """The contestants a C++ server could run, as (label, spec) for aitune-bench-alone: the
+    selection by its key, and the peers with a C++ counterpart, under their labels here. Eager
+    PyTorch's counterpart is the baseline (the archive's ExportedProgram on the native runtime);
+    torch.compile and the peers quantised here by hand have none."""
+    specs = [("selected: " + report["selected"], report["selected_key"])]
+    if "eager" in wanted:
+        specs.append(("eager PyTorch", "baseline"))
+    if "aoti" in wanted:
+        specs += [(f"AOTInductor {name}", f"aoti:{name}") for name in aoti_names(archive)]
+    if "onnxruntime" in wanted:
+        specs.append(("ONNX Runtime", "onnxruntime"))
+    if "openvino" in wanted:
+        specs.append(("OpenVINO", "openvino"))
+    return specs
+
+
+def alone_in_cpp(program, archive, shapes, specs, rounds, calls, json_path, log):
+    """Each of `specs` timed alone by aitune-bench-alone, as a C++ server calling only it runs
+    it: per label, its rounds' means in ms (a contestant it cannot build is logged, left out)."""
+    command = [program, archive, "--rounds", str(rounds), "--calls", str(calls),
+               "--json", json_path]
+    for shape in shapes:
+        command += ["--input", "x".join(map(str, shape))]
+    for label, spec in specs:
+        command += ["--contestant", f"{label}={spec}"]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"aitune-bench-alone failed ({done.returncode}):\n{done.stdout}")
+    with open(json_path) as f:
+        result = json.load(f)
+    for failed in result["failed"]:
+        log(f"  C++ alone: {failed['label']}: failed: {failed['error'][:200]}")
+    return {row["label"]: row["round_means_ms"] for row in result["contestants"]}
 
 
 def archive_record(archive, suffix):
@@ -383,6 +428,13 @@ def bench_model(args, name, log):
                   os.path.join(args.report_dir, f"{name}.json"),
                   [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
+    cpp = {}
+    if args.alone_bench:  # first, while this process has built nothing that could run beside it
+        log(f"  each alone from C++, {args.alone_rounds} rounds of {args.alone_calls} calls")
+        cpp = alone_in_cpp(args.alone_bench, archive, shapes,
+                           cpp_contestants(report, archive, args.peers), args.alone_rounds,
+                           args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
+                           log)
     torch.manual_seed(1)
     inputs = [torch.randn(*shape) for shape in shapes]
     calibration = (peers_int8.random_inputs(shapes, args.calibration_samples,
@@ -435,12 +487,21 @@ def bench_model(args, name, log):
     steady = {label: [statistics.fmean(b) for b in bs] for label, bs in solo.items()}
     steady_best, steady_ratio, steady_low, steady_high = paired_ratio(steady, selected[0],
                                                                       peer_labels)
+    # And on the rounds timed from C++, among the contestants a C++ server could run.
+    cpp_peers = [label for label in peer_labels if label in cpp]
+    nothing = (None, math.nan, math.nan, math.nan)
+    cpp_found = (paired_ratio(cpp, selected[0], cpp_peers)
+                 if selected[0] in cpp and cpp_peers else nothing)
+    cpp_alone = dict(zip(("cpp_alone_best_peer", "cpp_alone_ratio", "cpp_alone_ratio_low",
+                          "cpp_alone_ratio_high"), cpp_found))
     budget = {}
     if args.accuracy:  # against the best peer, quantising ones included, within the budget
         within = [label for label, _ in peers if accuracy[label]["within"]]
-        for key, series in (("budget", times), ("alone_budget", steady)):
-            found = (paired_ratio(series, selected[0], within) if within
-                     else (None, math.nan, math.nan, math.nan))
+        for key, series, among in (("budget", times, within), ("alone_budget", steady, within),
+                                   ("cpp_alone_budget", cpp,
+                                    [label for label in within if label in cpp])):
+            found = (paired_ratio(series, selected[0], among)
+                     if among and selected[0] in series else nothing)
             budget.update(dict(zip((f"{key}_best_peer", f"{key}_ratio", f"{key}_ratio_low",
                                     f"{key}_ratio_high"), found)))
         budget["selected_within"] = accuracy[selected[0]]["within"]
@@ -453,13 +514,16 @@ def bench_model(args, name, log):
                      "first_call_median_ms": statistics.median(first),
                      "alone_median_ms": statistics.median(alone_calls),
                      "alone_p90_ms": p90(alone_calls),
+                     "cpp_alone_median_ms": (statistics.median(cpp[label]) if label in cpp
+                                             else None),
                      "largest_difference": differences[label],
                      **({"accuracy": accuracy[label]} if accuracy else {})})
     return {"model": name, "selected": report["selected"], "selected_key": report["selected_key"],
             "tuning_s": report["_tuning_s"], "best_peer": best, "ratio": ratio,
             "ratio_low": low, "ratio_high": high, "alone_best_peer": steady_best,
             "alone_ratio": steady_ratio, "alone_ratio_low": steady_low,
-            "alone_ratio_high": steady_high, **budget, "rounds": args.rounds, "calls": args.calls,
+            "alone_ratio_high": steady_high, **cpp_alone, **budget, "rounds": args.rounds,
+            "calls": args.calls,
             "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
             "settle_ms": args.settle_ms, "switch_warmup_ms": args.switch_warmup_ms,
             "final_settle_ms": args.final_settle_ms, "final_settle_calls": args.final_settle_calls,
@@ -472,13 +536,15 @@ def print_model(result):
     width = max(len(r["contestant"]) for r in result["contestants"])
     judged = "accuracy" in result["contestants"][0]
     print(f"  {'contestant':<{width}}  {'median ms':>9}  {'p90 ms':>8}  {'1st call':>8}  "
-          f"{'alone':>8}  {'moved':>6}  {'vs eager':>8}"
+          f"{'alone':>8}  {'moved':>6}  {'C++ alone':>9}  {'vs eager':>8}"
           + (f"  {'cosine':>9}  {'top-1':>6}  budget" if judged else ""))
     for row in sorted(result["contestants"], key=lambda r: r["median_ms"]):
         moved = row["median_ms"] / row["alone_median_ms"] - 1
+        cpp = row.get("cpp_alone_median_ms")
         line = (f"  {row['contestant']:<{width}}  {row['median_ms']:9.3f}  {row['p90_ms']:8.3f}  "
                 f"{row['first_call_median_ms']:8.3f}  {row['alone_median_ms']:8.3f}  "
-                f"{moved * 100:+5.1f}%  {row['largest_difference']:8.1e}")
+                f"{moved * 100:+5.1f}%  {'-' if cpp is None else f'{cpp:.3f}':>9}  "
+                f"{row['largest_difference']:8.1e}")
         if judged:
             a = row["accuracy"]
             top1 = "-" if a["top1"] is None else f"{a['top1'] * 100:.0f}%"
@@ -489,6 +555,10 @@ def print_model(result):
           f"[{result['ratio_low']:.3f}, {result['ratio_high']:.3f}] 95 % interleaved; "
           f"alone ({result['alone_best_peer']}): {result['alone_ratio']:.3f} "
           f"[{result['alone_ratio_low']:.3f}, {result['alone_ratio_high']:.3f}]")
+    if result.get("cpp_alone_best_peer"):
+        print(f"  selected / best peer alone from C++ ({result['cpp_alone_best_peer']}): "
+              f"{result['cpp_alone_ratio']:.3f} [{result['cpp_alone_ratio_low']:.3f}, "
+              f"{result['cpp_alone_ratio_high']:.3f}]")
     if judged:
         print(f"  selected / best peer within the budget ({result['budget_best_peer']}): "
               f"{result['budget_ratio']:.3f} [{result['budget_ratio_low']:.3f}, "
@@ -497,12 +567,21 @@ def print_model(result):
               f"[{result['alone_budget_ratio_low']:.3f}, {result['alone_budget_ratio_high']:.3f}]"
               f"; the selection is {'within' if result['selected_within'] else 'OUTSIDE'} "
               "the budget")
+        if result.get("cpp_alone_budget_best_peer"):
+            print(f"  selected / best peer within the budget alone from C++ "
+                  f"({result['cpp_alone_budget_best_peer']}): "
+                  f"{result['cpp_alone_budget_ratio']:.3f} "
+                  f"[{result['cpp_alone_budget_ratio_low']:.3f}, "
+                  f"{result['cpp_alone_budget_ratio_high']:.3f}]")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"models (default: {', '.join(FIVE)})")
     parser.add_argument("--tune", required=True, help="the aitune-tune program")
+    parser.add_argument("--alone-bench",
+                        help="the aitune-bench-alone program: times the contestants a C++ "
+                        "server could run alone from C++ too (the C++ alone column)")
     parser.add_argument("--models-dir", required=True, help="the .pt2 archives and .shape files")
     parser.add_argument("--rounds", type=int, default=100, help="interleaved rounds (default 100)")
     parser.add_argument("--calls", type=int, default=3, help="calls per contestant and round")
@@ -576,31 +655,49 @@ def main():
         return math.exp(sum(math.log(r[key]) for r in results) / len(results))
 
     geomean, alone_geomean = geometric_mean("ratio"), geometric_mean("alone_ratio")
+    cpp_geomean = (geometric_mean("cpp_alone_ratio")
+                   if all(r["cpp_alone_best_peer"] for r in results) else None)
     print(f"\ngeometric mean of selected / best peer: {geomean:.3f} interleaved, "
-          f"{alone_geomean:.3f} alone")
+          f"{alone_geomean:.3f} alone"
+          + ("" if cpp_geomean is None else f", {cpp_geomean:.3f} alone from C++"))
     budget_geomeans = {}
     if args.accuracy:
         budget_geomeans = {"budget_geomean_ratio": geometric_mean("budget_ratio"),
                            "alone_budget_geomean_ratio": geometric_mean("alone_budget_ratio")}
+        if all(r["cpp_alone_budget_best_peer"] for r in results):
+            budget_geomeans["cpp_alone_budget_geomean_ratio"] = geometric_mean(
+                "cpp_alone_budget_ratio")
         print(f"geometric mean of selected / best peer within the budget ({args.accuracy}): "
               f"{budget_geomeans['budget_geomean_ratio']:.3f} interleaved, "
-              f"{budget_geomeans['alone_budget_geomean_ratio']:.3f} alone; selections within "
+              f"{budget_geomeans['alone_budget_geomean_ratio']:.3f} alone"
+              + (f", {budget_geomeans['cpp_alone_budget_geomean_ratio']:.3f} alone from C++"
+                 if "cpp_alone_budget_geomean_ratio" in budget_geomeans else "")
+              + "; selections within "
               f"it: {sum(r['selected_within'] for r in results)} of {len(results)}")
     print(f"{'model':<20} {'selected':<44} {'best peer':<16} {'interleaved [95 %]':<22} "
-          f"{'best alone':<16} alone [95 %]")
+          f"{'best alone':<16} {'alone [95 %]':<22} {'best C++ alone':<16} C++ alone [95 %]")
     for r in results:
+        cpp = ("-" if not r["cpp_alone_best_peer"] else
+               f"{r['cpp_alone_best_peer'][:16]:<16} {r['cpp_alone_ratio']:.3f} "
+               f"[{r['cpp_alone_ratio_low']:.3f}, {r['cpp_alone_ratio_high']:.3f}]")
         print(f"{r['model']:<20} {r['selected'][:44]:<44} {r['best_peer'][:16]:<16} "
               f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]  "
               f"{r['alone_best_peer'][:16]:<16} "
-              f"{r['alone_ratio']:.3f} [{r['alone_ratio_low']:.3f}, {r['alone_ratio_high']:.3f}]")
+              f"{r['alone_ratio']:.3f} [{r['alone_ratio_low']:.3f}, {r['alone_ratio_high']:.3f}]  "
+              f"{cpp}")
     if args.accuracy:
         print(f"{'model':<20} {'best peer within the budget':<28} {'interleaved [95 %]':<22} "
-              "alone [95 %]")
+              f"{'alone [95 %]':<22} {'best C++ alone':<16} C++ alone [95 %]")
         for r in results:
+            cpp = ("-" if not r["cpp_alone_budget_best_peer"] else
+                   f"{r['cpp_alone_budget_best_peer'][:16]:<16} "
+                   f"{r['cpp_alone_budget_ratio']:.3f} [{r['cpp_alone_budget_ratio_low']:.3f}, "
+                   f"{r['cpp_alone_budget_ratio_high']:.3f}]")
             print(f"{r['model']:<20} {str(r['budget_best_peer'])[:28]:<28} "
                   f"{r['budget_ratio']:.3f} [{r['budget_ratio_low']:.3f}, "
                   f"{r['budget_ratio_high']:.3f}]  {r['alone_budget_ratio']:.3f} "
-                  f"[{r['alone_budget_ratio_low']:.3f}, {r['alone_budget_ratio_high']:.3f}]")
+                  f"[{r['alone_budget_ratio_low']:.3f}, {r['alone_budget_ratio_high']:.3f}]  "
+                  f"{cpp}")
     if args.json:
         import onnxruntime
         import openvino
@@ -609,7 +706,8 @@ def main():
                        "hardware_threads": os.cpu_count(),
                        "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
                        "openvino": openvino.__version__, "geomean_ratio": geomean,
-                       "alone_geomean_ratio": alone_geomean, "accuracy": args.accuracy,
+                       "alone_geomean_ratio": alone_geomean,
+                       "cpp_alone_geomean_ratio": cpp_geomean, "accuracy": args.accuracy,
                        **budget_geomeans,
                        "models": results}, f, indent=2)
     return 0
