@@ -4,8 +4,9 @@
 // back runs it: the "alone" column of tools/bench_peers.py.
 //
 // The peers benchmark times its contestants from Python, where each call also pays for Python's
-// argument conversion and output copies, a cost that differs by runtime (on MobileNetV3-Small on a
-// 2-core AMD EPYC, 57-84 % above the same sessions timed from C++, and in a different order).
+// argument conversion and output copies, and torch's own threads share the process: on
+// MobileNetV3-Small on a 2-core AMD EPYC it had ONNX Runtime 11 % ahead of OpenVINO alone where
+// the tuner, timing from C++, had OpenVINO 5 % ahead.
 // The server this library is for is a C++ one, so the alone figures that decide whether a pick
 // was right are taken here: each contestant is built from its backend key (the tuning report's
 // selected_key) or from a peer's name, then timed in `--rounds` shuffled rounds, each a block of

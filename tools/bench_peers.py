@@ -24,9 +24,10 @@ With --alone-bench (tools/bench.sh passes it), the contestants a C++ server coul
 selection, eager PyTorch's counterpart (the ExportedProgram on the native runtime), each
 AOTInductor model, ONNX Runtime and OpenVINO as shipped - are also timed alone from C++ by
 aitune-bench-alone, first, before this process builds anything: the "C++ alone" column and ratio.
-From Python each call also pays for argument conversion and output copies, by runtime differently
-(57-84 % of MobileNetV3-Small's latency on a 2-core AVX2 EPYC, enough to reorder runtimes within
-10 % of each other); the C++ figures are what a C++ server sees, and they decide.
+From Python each call also pays for argument conversion and output copies, and torch's own
+threads share the process (on MobileNetV3-Small on a 2-core AVX2 EPYC the harness alone had ONNX
+Runtime 11 % ahead of OpenVINO where the tuner's C++ timing had OpenVINO 5 % ahead); the C++
+figures are what a C++ server sees, and they decide.
 
 With --accuracy cosine=C,top1=P% (tools/peers_int8.py): aitune-tune tunes under that budget
 (the archive's int8 variants join its race), the peers that quantise by hand join the contestants

@@ -27,7 +27,8 @@
 /// 5. The steady-state final (RaceConfig::set_steady_final): when the race decides to switch,
 ///    the candidates it found faster than the baseline are timed again as a server calls them,
 ///    in long blocks whose first calls (until the previous backend's threads have settled) are
-///    not timed. One faster than the race's leader there with confidence is selected.
+///    not timed. One faster than the race's leader there with confidence is selected; where one
+///    leads it without confidence yet, the final plays its rounds once more before deciding.
 /// The race also ends when the tuning's time budget, the call budget, the round budget or the
 /// looks run out; the decision then uses the data it has.
 
@@ -521,7 +522,8 @@ class LatencyRace {
   }
 
   /// 5. The steady-state final, when there are two finalists or more: rounds of one long block
-  /// each. A finalist faster than the pick so far (the race's leader first) by faster_in_final
+  /// each, played once more where a finalist leads the pick undecided (leads_in_final). A
+  /// finalist faster than the pick so far (the race's leader first) by faster_in_final
   /// becomes the pick; the other finalists leave the race for it, and when it is not the race's
   /// leader, so does every candidate still racing. Cut short by the time budget, the race's
   /// leader stays.
@@ -530,24 +532,30 @@ class LatencyRace {
     // With one finalist the pick cannot change, and a switch costs no more calls than it did.
     if (final.finalists.size() < 2) return;
     const auto alive = [&](std::size_t i) { return !(*lanes_)[i].failure; };
-    for (int round = 0; round < race_.final_rounds() && final.cut_short.empty(); ++round) {
-      std::vector<std::size_t> order;
-      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(order),
+    const auto measured_finalists = [&] {
+      std::vector<std::size_t> measured;
+      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(measured),
                    alive);
-      if (order.empty()) break;
-      std::shuffle(order.begin(), order.end(), random_);
-      for (const std::size_t i : order) {
-        if (steady_block(i, final.rounds)) continue;
-        if (past_deadline()) {
-          final.cut_short = "the tuning's time budget ran out";
-          break;
-        }
+      return measured;
+    };
+    play_final_rounds(final, race_.final_rounds());
+    // A finalist ahead of the pick but not yet with confidence: the rounds once more (a round
+    // or two that a burst on the machine spoiled must not keep the faster one out).
+    std::string extended;
+    if (const std::vector<std::size_t> so_far = measured_finalists();
+        final.cut_short.empty() && !so_far.empty()) {
+      const std::size_t pick =
+          final_pick(so_far, alive(*faster_leader_) ? *faster_leader_ : so_far.front());
+      if (std::any_of(so_far.begin(), so_far.end(), [&](std::size_t i) {
+            return i != pick &&
+                   leads_in_final((*lanes_)[i].steady_rounds, (*lanes_)[pick].steady_rounds,
+                                  decision_.tie_margin());
+          })) {
+        play_final_rounds(final, race_.final_rounds());
+        extended = fmt::format(", extended to {} round(s): a finalist led undecided", final.rounds);
       }
-      if (final.cut_short.empty()) ++final.rounds;
     }
-    std::vector<std::size_t> measured;
-    std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(measured),
-                 alive);
+    const std::vector<std::size_t> measured = measured_finalists();
     if (measured.empty()) {  // every finalist failed: nothing to switch to
       faster_leader_.reset();
       final.cut_short = "every finalist failed";
@@ -561,16 +569,7 @@ class LatencyRace {
       lane.steady_median_ms = median_of_rounds(lane.steady_rounds);
     }
     final.pick = alive(*faster_leader_) ? *faster_leader_ : measured.front();
-    if (final.cut_short.empty()) {
-      for (const std::size_t i : measured) {
-        const Lane& lane = (*lanes_)[i];
-        const Lane& best = (*lanes_)[final.pick];
-        if (i != final.pick &&
-            faster_in_final(lane.steady_rounds, best.steady_rounds, decision_.tie_margin())) {
-          final.pick = i;
-        }
-      }
-    }
+    if (final.cut_short.empty()) final.pick = final_pick(measured, final.pick);
     // The pick races on (a finalist the race had dropped comes back); the other finalists
     // leave for it, and when it is not the race's leader, so does every candidate still racing.
     Lane& picked = (*lanes_)[final.pick];
@@ -605,9 +604,44 @@ class LatencyRace {
     }
     faster_leader_ = final.pick;
     summary_.stop_detail += fmt::format(
-        "; then {} over {} finalist(s){}", race_.describe_final(), final.finalists.size(),
+        "; then {} over {} finalist(s){}{}", race_.describe_final(), final.finalists.size(),
+        extended,
         final.cut_short.empty() ? std::string() : fmt::format(", cut short ({})", final.cut_short));
     summary_.steady_final = std::move(final);
+  }
+
+  /// `count` more rounds of the steady-state final, each finalist still alive once per round in
+  /// a new order; cut short (final.cut_short) where the time budget runs out.
+  void play_final_rounds(SteadyFinal& final, int count) {
+    for (int round = 0; round < count && final.cut_short.empty(); ++round) {
+      std::vector<std::size_t> order;
+      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(order),
+                   [&](std::size_t i) { return !(*lanes_)[i].failure; });
+      if (order.empty()) break;
+      std::shuffle(order.begin(), order.end(), random_);
+      for (const std::size_t i : order) {
+        if (steady_block(i, final.rounds)) continue;
+        if (past_deadline()) {
+          final.cut_short = "the tuning's time budget ran out";
+          break;
+        }
+      }
+      if (final.cut_short.empty()) ++final.rounds;
+    }
+  }
+
+  /// The final's pick among `measured`, from `first` (the race's leader): each finalist in turn
+  /// takes the pick where it is faster_in_final than the pick so far.
+  [[nodiscard]] std::size_t final_pick(const std::vector<std::size_t>& measured,
+                                       std::size_t first) const {
+    std::size_t pick = first;
+    for (const std::size_t i : measured) {
+      if (i != pick && faster_in_final((*lanes_)[i].steady_rounds, (*lanes_)[pick].steady_rounds,
+                                       decision_.tie_margin())) {
+        pick = i;
+      }
+    }
+    return pick;
   }
 
   void drop(std::size_t i, std::string why) {
