@@ -43,7 +43,8 @@ over a direct call is what tools/bench.sh overhead measures.
 
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune [--alone-bench BUILD/aitune-bench-alone]
        --models-dir DIR [--rounds 100]
-       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--settle-ms 0] [--switch-warmup-ms 0]
+       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--cpp-alone-rounds 40] [--settle-ms 0]
+       [--switch-warmup-ms 0]
        [--final-settle-ms 20 --final-settle-calls 3]
        [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"]
        [--accuracy cosine=0.999,top1=98% [--accuracy-samples 100] [--calibration-samples 300]]
@@ -431,9 +432,9 @@ def bench_model(args, name, log):
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
     cpp = {}
     if args.alone_bench:  # first, while this process has built nothing that could run beside it
-        log(f"  each alone from C++, {args.alone_rounds} rounds of {args.alone_calls} calls")
+        log(f"  each alone from C++, {args.cpp_alone_rounds} rounds of {args.alone_calls} calls")
         cpp = alone_in_cpp(args.alone_bench, archive, shapes,
-                           cpp_contestants(report, archive, args.peers), args.alone_rounds,
+                           cpp_contestants(report, archive, args.peers), args.cpp_alone_rounds,
                            args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
                            log)
     torch.manual_seed(1)
@@ -526,6 +527,7 @@ def bench_model(args, name, log):
             "alone_ratio_high": steady_high, **cpp_alone, **budget, "rounds": args.rounds,
             "calls": args.calls,
             "alone_rounds": args.alone_rounds, "alone_calls": args.alone_calls,
+            "cpp_alone_rounds": args.cpp_alone_rounds,
             "settle_ms": args.settle_ms, "switch_warmup_ms": args.switch_warmup_ms,
             "final_settle_ms": args.final_settle_ms, "final_settle_calls": args.final_settle_calls,
             "contestants": rows}
@@ -583,6 +585,10 @@ def main():
     parser.add_argument("--alone-bench",
                         help="the aitune-bench-alone program: times the contestants a C++ "
                         "server could run alone from C++ too (the C++ alone column)")
+    parser.add_argument("--cpp-alone-rounds", type=int, default=40,
+                        help="rounds of the C++ alone timing, each a block of --alone-calls "
+                        "calls per contestant (default 40: cheap from C++, and twice the "
+                        "rounds of the Python ones narrow the ratio's interval)")
     parser.add_argument("--models-dir", required=True, help="the .pt2 archives and .shape files")
     parser.add_argument("--rounds", type=int, default=100, help="interleaved rounds (default 100)")
     parser.add_argument("--calls", type=int, default=3, help="calls per contestant and round")
@@ -635,9 +641,10 @@ def main():
         parser.error(str(error))
     if args.accuracy_samples < 1 or args.calibration_samples < 1:
         parser.error("--accuracy-samples and --calibration-samples take 1 or more")
-    if args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 6:
+    if (args.rounds < 10 or args.calls < 2 or args.alone_calls < 4 or args.alone_rounds < 6
+            or args.cpp_alone_rounds < 6):
         parser.error("--rounds takes 10 or more, --calls 2 or more, --alone-calls 4 or more, "
-                     "--alone-rounds 6 or more")
+                     "--alone-rounds and --cpp-alone-rounds 6 or more")
     random.seed(0)
 
     def log(line):
