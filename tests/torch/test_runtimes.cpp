@@ -451,6 +451,7 @@ TEST_CASE("A range model's tuning is keyed by its parameters, the lengths tuned 
     CHECK_FALSE(longer.report().cache_hit);
   }
   std::remove(path.c_str());
+  std::filesystem::remove(path.string() + ".lock");  // the cache's lock, beside it
 }
 
 TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with its other "
