@@ -532,17 +532,11 @@ class LatencyRace {
     // With one finalist the pick cannot change, and a switch costs no more calls than it did.
     if (final.finalists.size() < 2) return;
     const auto alive = [&](std::size_t i) { return !(*lanes_)[i].failure; };
-    const auto measured_finalists = [&] {
-      std::vector<std::size_t> measured;
-      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(measured),
-                   alive);
-      return measured;
-    };
     play_final_rounds(final, race_.final_rounds());
     // A finalist ahead of the pick but not yet with confidence: the rounds once more (a round
     // or two that a burst on the machine spoiled must not keep the faster one out).
     std::string extended;
-    if (const std::vector<std::size_t> so_far = measured_finalists();
+    if (const std::vector<std::size_t> so_far = alive_finalists(final);
         final.cut_short.empty() && !so_far.empty()) {
       const std::size_t pick =
           final_pick(so_far, alive(*faster_leader_) ? *faster_leader_ : so_far.front());
@@ -555,7 +549,7 @@ class LatencyRace {
         extended = fmt::format(", extended to {} round(s): a finalist led undecided", final.rounds);
       }
     }
-    const std::vector<std::size_t> measured = measured_finalists();
+    const std::vector<std::size_t> measured = alive_finalists(final);
     if (measured.empty()) {  // every finalist failed: nothing to switch to
       faster_leader_.reset();
       final.cut_short = "every finalist failed";
@@ -614,9 +608,7 @@ class LatencyRace {
   /// a new order; cut short (final.cut_short) where the time budget runs out.
   void play_final_rounds(SteadyFinal& final, int count) {
     for (int round = 0; round < count && final.cut_short.empty(); ++round) {
-      std::vector<std::size_t> order;
-      std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(order),
-                   [&](std::size_t i) { return !(*lanes_)[i].failure; });
+      std::vector<std::size_t> order = alive_finalists(final);
       if (order.empty()) break;
       std::shuffle(order.begin(), order.end(), random_);
       for (const std::size_t i : order) {
@@ -628,6 +620,14 @@ class LatencyRace {
       }
       if (final.cut_short.empty()) ++final.rounds;
     }
+  }
+
+  /// The finalists whose calls have not failed, in the final's order.
+  [[nodiscard]] std::vector<std::size_t> alive_finalists(const SteadyFinal& final) const {
+    std::vector<std::size_t> alive;
+    std::copy_if(final.finalists.begin(), final.finalists.end(), std::back_inserter(alive),
+                 [&](std::size_t i) { return !(*lanes_)[i].failure; });
+    return alive;
   }
 
   /// The final's pick among `measured`, from `first` (the race's leader): each finalist in turn
