@@ -83,13 +83,16 @@ def read_shapes(models_dir, name):
         return [tuple(int(d) for d in line.strip().split("x")) for line in f if line.strip()]
 
 
+def input_args(shapes):
+    """The --input arguments of aitune-tune and aitune-bench-alone for `shapes`."""
+    return [arg for shape in shapes for arg in ("--input", "x".join(map(str, shape)))]
+
+
 def tune(tuner, archive, shapes, budget_s, report_path, more=()):
     """Tunes `archive` with aitune-tune (its default candidates, or as `more` says); returns its
     JSON report."""
     command = [tuner, archive, "--json", report_path, "--quiet", "--time-budget", str(budget_s),
-               *more]
-    for shape in shapes:
-        command += ["--input", "x".join(map(str, shape))]
+               *more, *input_args(shapes)]
     start = time.monotonic()
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - start
@@ -101,12 +104,12 @@ def tune(tuner, archive, shapes, budget_s, report_path, more=()):
     return report
 
 
-def cpp_contestants(report, archive, wanted):
+def cpp_contestants(selected_label, report, archive, wanted):
     """The contestants a C++ server could run, as (label, spec) for aitune-bench-alone: the
-    selection by its key, and the peers with a C++ counterpart, under their labels here. Eager
+    selection (`selected_label`) by its key, and the peers with a C++ counterpart, under their labels here. Eager
     PyTorch's counterpart is the baseline (the archive's ExportedProgram on the native runtime);
     torch.compile and the peers quantised here by hand have none."""
-    specs = [("selected: " + report["selected"], report["selected_key"])]
+    specs = [(selected_label, report["selected_key"])]
     if "eager" in wanted:
         specs.append(("eager PyTorch", "baseline"))
     if "aoti" in wanted:
@@ -122,9 +125,7 @@ def alone_in_cpp(program, archive, shapes, specs, rounds, calls, json_path, log)
     """Each of `specs` timed alone by aitune-bench-alone, as a C++ server calling only it runs
     it: per label, its rounds' means in ms (a contestant it cannot build is logged, left out)."""
     command = [program, archive, "--rounds", str(rounds), "--calls", str(calls),
-               "--json", json_path]
-    for shape in shapes:
-        command += ["--input", "x".join(map(str, shape))]
+               "--json", json_path, *input_args(shapes)]
     for label, spec in specs:
         command += ["--contestant", f"{label}={spec}"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -430,11 +431,13 @@ def bench_model(args, name, log):
                   os.path.join(args.report_dir, f"{name}.json"),
                   [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
+    selected_label = "selected: " + report["selected"]
     cpp = {}
     if args.alone_bench:  # first, while this process has built nothing that could run beside it
         log(f"  each alone from C++, {args.cpp_alone_rounds} rounds of {args.alone_calls} calls")
         cpp = alone_in_cpp(args.alone_bench, archive, shapes,
-                           cpp_contestants(report, archive, args.peers), args.cpp_alone_rounds,
+                           cpp_contestants(selected_label, report, archive, args.peers),
+                           args.cpp_alone_rounds,
                            args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
                            log)
     torch.manual_seed(1)
@@ -443,7 +446,7 @@ def bench_model(args, name, log):
                                             peers_int8.CALIBRATION_SEED)
                    if any(p in args.peers for p in QUANTISING_PEERS) else ())
     module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration)
-    selected = ("selected: " + report["selected"], selected_call(report, archive, inputs))
+    selected = (selected_label, selected_call(report, archive, inputs))
     with torch.inference_mode():
         expected = module(*inputs)
     contestants = [selected, *peers]
