@@ -21,6 +21,11 @@ and, with calibration inputs, int8 quantisations of the converted models (quanti
   openvino_int8  NNCF post-training quantisation (installed on first use from
                  tools/requirements-quantize.txt): aitune/openvino_int8/model.xml and model.bin
 
+and the program itself quantised to int8 and compiled (aoti_int8.py):
+
+  aoti_int8      PT2E with torchao's X86InductorQuantizer (installed on first use from
+                 tools/requirements-quantize.txt), compiled by AOTInductor with freezing=True
+
 --calibration FILE.py:FUNCTION gives them real inputs (an iterable of input tuples; never the
 inputs their accuracy is checked on), else --calibration-samples random ones (default 300) with
 a warning; --model-type transformer|cnn says how to quantise (default: from the graph). The
@@ -81,7 +86,8 @@ Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.p
 
 The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), outputs.py (plain
 outputs, the check of a converted model), one module per variant family (aoti_variant.py,
-onnx_variant.py, openvino_variant.py), quantize.py (the int8 variants), archive.py (the archive and its extra/aitune.json, whose
+onnx_variant.py, openvino_variant.py), quantize.py (the converted models' int8 variants),
+aoti_int8.py (PT2E's), archive.py (the archive and its extra/aitune.json, whose
 fields it lists) and export.py, which runs them in turn.
 """
 

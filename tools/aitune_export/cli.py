@@ -9,7 +9,7 @@ import torch
 
 from . import __doc__ as DOC
 from . import quantize
-from .export import QUANTIZED, VARIANT_NAMES, default_variants, export
+from .export import INT8_VARIANTS, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
 
 
@@ -98,10 +98,10 @@ def main():
         parser.error("--out must end in .pt2")
     if args.calibration_samples < 1:
         parser.error("--calibration-samples must be 1 or more")
-    quantized = [v for v in variants if v in QUANTIZED]
+    quantized = [v for v in variants if v in INT8_VARIANTS]
     if (args.calibration or args.model_type) and not quantized:
         parser.error(f"--calibration and --model-type are for the int8 variants "
-                     f"({', '.join(QUANTIZED)}): add one to --variants")
+                     f"({', '.join(INT8_VARIANTS)}): add one to --variants")
     module = load_factory(args.factory, args.path)()
     if not isinstance(module, torch.nn.Module):
         parser.error(f"the factory returned a {type(module).__name__}, not an nn.Module")

@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import aoti_variant, onnx_variant, openvino_variant, quantize
+from . import aoti_int8, aoti_variant, onnx_variant, openvino_variant, quantize
 from .archive import aitune_json, check_names, package, write_atomically
 from .inputs import Input, clone_inputs, input_names, make_inputs, resized, resolve_dynamics
 from .outputs import to_plain, wrap_for_export
@@ -18,7 +18,9 @@ CONVERTERS = {"onnx": onnx_variant, "openvino": openvino_variant}
 QUANTIZED = {"onnx_int8": ("onnx", ("aitune/onnx_int8/model.onnx",)),
              "openvino_int8": ("openvino", ("aitune/openvino_int8/model.xml",
                                             "aitune/openvino_int8/model.bin"))}
-VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS, *QUANTIZED)
+# Every int8 variant: the converted models' and the PT2E compilation (aoti_int8.py).
+INT8_VARIANTS = (*QUANTIZED, aoti_int8.NAME)
+VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS, *INT8_VARIANTS)
 
 
 def default_variants():
@@ -94,7 +96,8 @@ def quantize_variant(variant, base_files, names, cases, calibration, transformer
 
 
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
-           dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None):
+           dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None,
+           int8_quantiser=None):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
@@ -106,7 +109,9 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     with a warning)
     and take the model as a transformer where `model_type` says so ("transformer", "cnn"; None:
     from the graph). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
-    and of those that failed (a variant the device cannot run is skipped, neither)."""
+    and of those that failed (a variant the device cannot run is skipped, neither). aoti_int8 is
+    `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
+    compiled (aoti_int8.py), on the same calibration."""
     module = module.eval().to(device)
     specs = specs or [Input(t.shape, t.dtype, (0, 100), None, None) for t in inputs]
     keywords = [s.name for s in specs if s.name]
@@ -178,8 +183,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     shapes = "range" if resolved else "static"
     compiled, recorded, records, failed = {}, {}, {}, {}
     for variant in variants:
-        if variant in QUANTIZED:
-            continue  # after the variants they start from
+        if variant in QUANTIZED or variant == aoti_int8.NAME:
+            continue  # after the variants they start from, with the calibration
         if variant in CONVERTERS:
             if not device.startswith("cpu"):
                 log(f"{out}: {variant} skipped: the archive is for {device}, and {variant} runs "
@@ -224,6 +229,15 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         return [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
                 for inputs in held_out]
 
+    def calibration_inputs():
+        nonlocal calibration
+        if calibration is None:
+            log(f"{out}: the int8 variants calibrate on {calibration_samples} random inputs: "
+                f"the result is a benchmark, not a deployment (give --calibration for real "
+                f"inputs)")
+            calibration = quantize.Calibration.random(specs, calibration_samples, seed)
+        return calibration
+
     for variant in (v for v in variants if v in QUANTIZED):
         start = time.monotonic()
         base = QUANTIZED[variant][0]
@@ -239,16 +253,11 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             else:  # converted for it, not recorded
                 with torch.no_grad():
                     base_files, _ = CONVERTERS[base].convert(program, names, cases, resolved)
-            if calibration is None:
-                log(f"{out}: the int8 variants calibrate on {calibration_samples} random inputs: "
-                    f"the result is a benchmark, not a deployment (give --calibration for real "
-                    f"inputs)")
-                calibration = quantize.Calibration.random(specs, calibration_samples, seed)
             transformer = (model_type == "transformer" if model_type else
                            quantize.is_transformer(base_files, onnx_variant.RECORD,
                                                    openvino_variant.RECORDS[0]))
-            files, record = quantize_variant(variant, base_files, names, cases, calibration,
-                                             transformer, log, validation)
+            files, record = quantize_variant(variant, base_files, names, cases,
+                                             calibration_inputs(), transformer, log, validation)
             records.update(files)
             recorded[variant] = dict(record, shapes=shapes, inputs=names)
             made, repaired = record["made"], record["quantization"].get("repaired")
@@ -260,6 +269,26 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         except Exception as error:  # one variant failing must not lose the others
             failed[variant] = cause_of(error)
             log(f"{out}: {variant} failed to quantise: {failed[variant]}")
+    if aoti_int8.NAME in variants:
+        start = time.monotonic()
+        try:
+            if not device.startswith("cpu"):
+                raise ValueError(f"the archive is for {device}, and PT2E's x86 int8 is for the CPU")
+            with torch.no_grad():
+                compiled[aoti_int8.NAME], record = aoti_int8.compile_int8(
+                    module, inputs, dynamic_shapes, cases, calibration_inputs(), log, validation,
+                    int8_quantiser)
+            recorded[aoti_int8.NAME] = dict(record, shapes=shapes)
+            repaired = record["quantization"].get("repaired")
+            log(f"{out}: {aoti_int8.NAME} quantised and compiled in {time.monotonic() - start:.0f} "
+                f"s ({record['made']['quantised_kernel_calls']} quantised kernel call(s); "
+                f"example: cosine {record['made']['example_cosine']:.6f}"
+                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}, "
+                   f"{len(repaired['left_out'])} of {repaired['layers']} layer(s) left out"
+                   if repaired else "") + ")")
+        except Exception as error:  # one variant failing must not lose the others
+            failed[aoti_int8.NAME] = cause_of(error)
+            log(f"{out}: {aoti_int8.NAME} failed to quantise: {failed[aoti_int8.NAME]}")
     # The prefix rule is the AOTInductor compilations' (converted models are records of their own).
     check_names([n for n in (*recorded, *failed) if n not in CONVERTERS and n not in QUANTIZED])
     extra = {"aitune.json": aitune_json(

@@ -17,6 +17,7 @@ are finite are recorded under "made". The record holds a digest of each calibrat
 aitune-cpp digests a sample), so that a tuning can tell held-out inputs from calibration ones.
 """
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
@@ -142,18 +143,24 @@ def outputs_of(compiled, inputs):
     return [results[i] for i in range(len(compiled.outputs))]
 
 
-def ensure_nncf(log):
-    """Imports NNCF, installing tools/requirements-quantize.txt into this Python first where it
-    is missing."""
+def ensure_installed(module_name, log):
+    """Imports `module_name` (nncf, torchao), installing tools/requirements-quantize.txt into this
+    Python first where it is missing."""
     try:
-        import nncf  # noqa: F401
+        return importlib.import_module(module_name)
     except ImportError:
-        log(f"installing NNCF for openvino_int8: pip install -r {REQUIREMENTS}")
+        log(f"installing the quantisers for the int8 variants: pip install -r {REQUIREMENTS}")
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "-r",
                         REQUIREMENTS], check=True)
-    import nncf
+    return importlib.import_module(module_name)
 
-    return nncf
+
+def ensure_nncf(log):
+    return ensure_installed("nncf", log)
+
+
+def ensure_torchao(log):
+    return ensure_installed("torchao", log)
 
 
 def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, validation=None,
