@@ -430,8 +430,9 @@ inline Options parse_arguments(int argc, char** argv) {
                  "bf16, fp16, perturbed (a canary the correctness check must reject). For a .pt2 "
                  "archive: names of the AOTInductor models in it, and onnx, openvino, "
                  "openvino_bf16 for its converted models, onnx_int8 and openvino_int8 for "
-                 "their int8 quantisations (with --accuracy; the default candidates include "
-                 "them then), with the session's threads after an @ "
+                 "their int8 quantisations, aoti_int8 for its int8 compilation (with "
+                 "--accuracy; the default candidates include them then), with the session's "
+                 "threads after an @ "
                  "where wanted (onnx@1); onnx_extended, onnx_basic and onnx_disabled lower ONNX "
                  "Runtime's graph optimisation (default: all of them, ONNX Runtime's at its "
                  "default level)"))

@@ -110,6 +110,11 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
           archive.path.string(), name,
           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
     }
+    if (!found->quantization.empty() && !quantized) {
+      throw UsageError{fmt::format("--backends {}: an {} model moves the outputs past any "
+                                   "tolerance; say how far they may move with --accuracy",
+                                   name, found->quantization)};
+    }
     candidates.emplace_back(aitune::lt::AOTInductor::from_archive(*model.archive, *found));
   }
   return candidates;

@@ -29,6 +29,8 @@ PyTorch's outputs beside it (NAME.io/inputs.pt, NAME.io/outputs.pt):
                  image, with the onnx variant and onnx_int8, ONNX Runtime's static int8
                  quantisation of it calibrated on 32 random inputs (the archive records their
                  digests; the first is saved as small_cnn.io/calibration_0.pt)
+  small_cnn_aoti_int8  the same with aoti_default and aoti_int8, whose quantiser is a fake
+                 (WeightRounding: CI has no torchao), calibrated likewise
   no_onnx        forward(x) -> the eigenvalues (torch.linalg.eigh) of a linear layer's Gram
                  matrix: AOTInductor compiles it, but neither the ONNX exporter nor OpenVINO
                  converts eigh, so its archive records both as failed, with their causes
@@ -44,6 +46,7 @@ Usage: make_exported_models.py --out DIR [name ...]
 """
 import argparse
 import collections
+import copy
 import os
 import sys
 
@@ -162,14 +165,36 @@ LONG_TOKENS = ["input_ids=1x128:int64[0,1000)", "attention_mask=1x128:int64[1,2)
 RUNTIMES = ("default", "onnx", "openvino")
 
 
-class Model(collections.namedtuple("Model",
-                                   "factory inputs variants fail dynamic also_at calibration",
-                                   defaults=(("default",), (), (), (), 0))):
+class Model(collections.namedtuple(
+        "Model", "factory inputs variants fail dynamic also_at calibration int8_quantiser",
+        defaults=(("default",), (), (), (), 0, None))):
     """The factory, its --input texts, the variants to export (tools/export_model.py's names),
     those meant to fail (as export() names them: aoti_default, onnx, openvino), its --dynamic
     texts, the sizes of its dynamic axes to save eager inputs and outputs at besides the
-    example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt), and how many random inputs its int8
-    variants calibrate on."""
+    example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt), how many random inputs its int8
+    variants calibrate on, and what quantises its aoti_int8 (None: PT2E)."""
+
+
+class WeightRounding:
+    """aoti_int8's quantiser for the tests, which have no torchao (aoti_int8.Pt2eQuantiser's
+    members): every weight matrix and kernel rounded to int8's symmetric grid of its largest
+    magnitude, activations left in f32. Its outputs move a little, as int8's do, and the archive
+    records it as an int8 quantisation with its calibration's digests; Inductor compiles it to
+    f32 kernels, so nothing here is about int8's speed."""
+
+    method = "fake for the tests: weights rounded to int8's grid, f32 kernels"
+    strict = False
+    kernels_required = False
+    version = {}
+
+    def quantise(self, graph, calibration, left_out):
+        rounded = copy.deepcopy(graph)
+        with torch.no_grad():
+            for parameter in rounded.parameters():
+                if parameter.dim() > 1:
+                    scale = parameter.abs().max() / 127
+                    parameter.copy_(torch.round(parameter / scale) * scale)
+        return [], rounded
 
 
 MODELS = {
@@ -190,6 +215,8 @@ MODELS = {
     "rendezvous": Model(Rendezvous, ["1x8"]),
     "wide_mlp": Model(WideMlp, ["64x512"], ("onnx", "openvino")),
     "small_cnn": Model(SmallCnn, ["1x3x32x32"], ("onnx", "onnx_int8"), calibration=32),
+    "small_cnn_aoti_int8": Model(SmallCnn, ["1x3x32x32"], ("default", "aoti_int8"),
+                                 calibration=32, int8_quantiser=WeightRounding()),
     "no_onnx": Model(NoOnnx, ["1x6x8"], RUNTIMES, ("onnx", "openvino")),
 }
 
@@ -255,7 +282,8 @@ def main():
         calibration = (Calibration.random(specs, model.calibration, seed=0)
                        if model.calibration else None)
         failures = export(module, inputs, path, list(model.variants), "cpu", specs=specs,
-                          save_io=io, dynamic=dynamic, calibration=calibration)[1]
+                          save_io=io, dynamic=dynamic, calibration=calibration,
+                          int8_quantiser=model.int8_quantiser)[1]
         for size in model.also_at:
             save_io_at(module, specs, dynamic, size, io)
         if calibration:

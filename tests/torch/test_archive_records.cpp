@@ -66,6 +66,40 @@ TEST_CASE("Each variant's record is read by its family, in both schemas", "[arch
   }
 }
 
+TEST_CASE("A quantised AOTInductor compilation is read with its calibration digests and is never "
+          "the baseline a missing native runtime needs",
+          "[archive][quantized]") {
+  const std::string digest(64, 'a');
+  const std::string json = R"({"schema": 2, )" + inputs + R"(, "variants": {
+      "aoti_bf16": {"family": "aoti", "precision": "bf16"},
+      "aoti_int8": {"family": "aoti", "precision": "fp32",
+                    "quantization": {"dtype": "int8", "calibration": {"digests": [")" +
+                           digest + R"("]}}},
+      "aoti_max_autotune": {"family": "aoti", "precision": "fp32"}}})";
+  // In the archive's order: the reduced-precision ones first.
+  const Pt2Archive archive = read(json, {"aoti_bf16", "aoti_int8", "aoti_max_autotune"});
+  CHECK(archive.records_problem.empty());
+  const auto& int8 = archive.aoti_models.at(1);
+  CHECK(int8.unusable.empty());
+  CHECK(int8.quantization == "int8");
+  CHECK(int8.calibration_digests == std::vector<std::string>{digest});
+  CHECK(archive.aoti_models.at(2).quantization.empty());
+  const aitune::lt::AotiModelInfo* baseline = aitune::lt::first_full_precision_compilation(archive);
+  REQUIRE(baseline != nullptr);
+  CHECK(baseline->name == "aoti_max_autotune");
+  // With no full-precision compilation there is none to stand in for eager PyTorch.
+  CHECK(aitune::lt::first_full_precision_compilation(read(json, {"aoti_bf16", "aoti_int8"})) ==
+        nullptr);
+
+  // A quantisation record that is not an int8 one makes the compilation unusable, with why.
+  const Pt2Archive wrong = read(R"({"schema": 2, "variants": {"aoti_int8": {"family": "aoti",
+      "quantization": {"dtype": "int4"}}}})",
+                                {"aoti_int8"});
+  CHECK_THAT(wrong.aoti_models.at(0).unusable,
+             Catch::Contains("variants.aoti_int8.quantization is") &&
+                 Catch::Contains("not a record of an int8 quantisation"));
+}
+
 TEST_CASE("A variant of a family the reader does not know is named with its cause, not dropped",
           "[archive]") {
   // Before schema 2 the reader knew "onnx" and "openvino" by name and skipped anything else.

@@ -902,6 +902,71 @@ TEST_CASE("A wrong graph's bf16 session shares its fp32 session's verdict and is
 }
 #endif
 
+TEST_CASE("An int8 AOTInductor compilation joins the candidates only under an accuracy budget, "
+          "is never the baseline, is judged by the budget and refuses its calibration inputs",
+          "[runtimes][exported][accuracy][quantized]") {
+  if (!AOTInductor::available()) {
+    WARN("this LibTorch runs no AOTInductor package");
+    return;
+  }
+  // Its quantiser is a fake (weights rounded to int8's grid; CI has no torchao): what is tested
+  // is how a quantised compilation is tried, not int8's speed.
+  const auto model = exported("small_cnn_aoti_int8");
+  const Pt2Archive& archive = *model.model.archive;
+  const auto int8 =
+      std::find_if(archive.aoti_models.begin(), archive.aoti_models.end(),
+                   [](const AotiModelInfo& info) { return info.name == "aoti_int8"; });
+  REQUIRE(int8 != archive.aoti_models.end());
+  CHECK(int8->quantization == "int8");
+  CHECK(int8->calibration_digests.size() == 32);
+  // Without a native runtime (2.12 on) the fp32 compilation is the baseline, never the int8 one.
+  const AotiModelInfo* stand_in = aoti_baseline_of(model.model);
+  CHECK((NativeRuntime::available() ? stand_in == nullptr
+                                    : stand_in != nullptr && stand_in->name == "aoti_default"));
+  const auto is_int8 = [](const AnyBackend& candidate) {
+    return candidate.describe() == "AOTInductor(small_cnn_aoti_int8.pt2:aoti_int8)";
+  };
+  const std::vector<AnyBackend> plain = default_candidates(model.model);
+  CHECK(std::none_of(plain.begin(), plain.end(), is_int8));
+  const std::vector<AnyBackend> with_int8 =
+      default_candidates(model.model, default_runtime_threads(), 1, true);
+  CHECK(std::count_if(with_int8.begin(), with_int8.end(), is_int8) == 1);
+
+  std::vector<Sample> held_out;
+  for (int i = 0; i < 100; ++i) {
+    torch::manual_seed(700 + i);
+    held_out.push_back(Sample{torch::randn({1, 3, 32, 32})});
+  }
+  const StrategyConfig config =
+      unscreened(quick_config())
+          .set_accuracy_budget(AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
+  const TunedModule tuned = tune(model.model, held_out, {.config = config});
+  const TuneReport& report = tuned.report();
+  const auto row = std::find_if(
+      report.candidates.begin(), report.candidates.end(),
+      [](const CandidateReport& r) { return r.backend.find(":aoti_int8)") != std::string::npos; });
+  REQUIRE(row != report.candidates.end());
+  INFO(row->backend << ": " << row->reason);
+  CHECK(row->status == CandidateStatus::ok);
+  CHECK(row->judged_by_budget);
+  CHECK(row->quantization == "int8");
+  CHECK(row->reduced_precision);
+  CHECK_THAT(row->accuracy_verdict, Catch::Contains("output: cosine 0.99"));
+
+  // One of its calibration inputs among the samples: it refuses to be judged on it.
+  std::vector<Sample> with_calibration = held_out;
+  with_calibration[9] = load_sample_file(
+      aitune::testing::exported_dir() / "small_cnn_aoti_int8.io" / "calibration_0.pt", torch::kCPU);
+  const TunedModule refused = tune(model.model, with_calibration, {.config = config});
+  const auto refused_row = std::find_if(
+      refused.report().candidates.begin(), refused.report().candidates.end(),
+      [](const CandidateReport& r) { return r.backend.find(":aoti_int8)") != std::string::npos; });
+  REQUIRE(refused_row != refused.report().candidates.end());
+  CHECK(refused_row->status == CandidateStatus::build_failed);
+  CHECK_THAT(refused_row->reason, Catch::Contains("sample 10 of 100 is one of the 32 inputs the "
+                                                  "'aoti_int8' model was calibrated on"));
+}
+
 TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget, is judged by "
           "it on held-out samples, and refuses the inputs it was calibrated on",
           "[runtimes][exported][accuracy][quantized]") {

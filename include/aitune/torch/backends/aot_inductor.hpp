@@ -25,6 +25,7 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/backends/input_mutation.hpp"
+#include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
@@ -188,6 +189,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     AOTInductor compiled(archive.path, info.name, info.precision);
     compiled.unusable_ = info.unusable;
     compiled.takes_range_ = info.takes_range;
+    compiled.quantization_ = info.quantization;
+    compiled.calibration_digests_ = info.calibration_digests;
     return compiled;
   }
 
@@ -205,10 +208,12 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// The package it loads: the tuning cache's key covers its content.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const { return {package_}; }
   /// Inductor fuses and reorders work like the other compiled variants; a reduced-precision
-  /// compilation gets that precision's tolerance.
+  /// compilation gets that precision's tolerance, and a quantised one (aoti_int8) is judged by
+  /// an accuracy budget.
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy{Tolerance::for_compute(to_scalar_type(precision_), device_)};
     if (precision_ != Precision::fp32) policy.reduced_precision = precision_;
+    policy.quantization = quantization_;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
@@ -241,6 +246,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 
   void do_build(const Model& model, std::span<const Sample> samples) {
     if (!unusable_.empty()) throw Error(unusable_);
+    refuse_calibration_inputs(calibration_digests_, model_name_, samples);
 #if AITUNE_HAS_AOTI
     std::error_code error;
     if (!std::filesystem::is_regular_file(package_, error)) {
@@ -479,7 +485,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   std::filesystem::path package_;
   std::string model_name_;
   Precision precision_;
-  std::string unusable_{};  ///< why the archive's record of it cannot be used
+  std::string unusable_{};      ///< why the archive's record of it cannot be used
+  std::string quantization_{};  ///< how its graph was quantised ("int8"); empty: not
+  std::vector<std::string> calibration_digests_{};  ///< of the inputs it was calibrated on
   c10::Device device_ = c10::Device(c10::kCPU);
   std::vector<Signature> shapes_{};  ///< of the samples it was built with
   bool takes_range_ = false;         ///< compiled for the archive's input ranges

@@ -9,6 +9,7 @@
 /// what the baseline returns.
 
 #include "aitune/core/error.hpp"
+#include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/stored_reference.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/model.hpp"
@@ -76,21 +77,10 @@ struct ConvertedModel {
     return converted;
   }
 
-  /// Throws when one of `samples` is an input this model was calibrated on (its archive records
-  /// their digests): the accuracy of a quantised model must be checked on inputs it was not
-  /// fitted to.
+  /// Throws when one of `samples` is an input this model was calibrated on
+  /// (aitune::lt::refuse_calibration_inputs).
   void refuse_calibration_inputs(std::span<const Sample> samples) const {
-    if (info.calibration_digests.empty()) return;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      const std::optional<std::string> digest = digest_samples(samples.subspan(i, 1));
-      if (digest && std::find(info.calibration_digests.begin(), info.calibration_digests.end(),
-                              *digest) != info.calibration_digests.end()) {
-        throw Error(fmt::format(
-            "sample {} of {} is one of the {} inputs the '{}' model was calibrated on: its "
-            "accuracy must be checked on held-out inputs",
-            i + 1, samples.size(), info.calibration_digests.size(), info.name));
-      }
-    }
+    lt::refuse_calibration_inputs(info.calibration_digests, info.name, samples);
   }
 
   /// The output structure `archive` records, and its None leaves, into which outputs() rebuilds

@@ -29,6 +29,12 @@ struct AotiModelInfo {
   std::map<std::string, std::string> inductor_configs{};  ///< as given to Inductor, as text
   /// Whether it was compiled for every shape of the archive's dynamic_axes (else the example's).
   bool takes_range = false;
+  /// How its graph was quantised before it was compiled ("int8": tools/export_model.py's
+  /// aoti_int8), empty for none: a reduced-precision candidate, tried only under an accuracy
+  /// budget, and never a baseline.
+  std::string quantization{};
+  /// The digests of the inputs it was calibrated on (as RuntimeVariantInfo's).
+  std::vector<std::string> calibration_digests{};
   /// Why the archive's record of it cannot be used (a field of the wrong type or an unknown
   /// precision): its candidate's build fails with this. Empty when it can.
   std::string unusable{};

@@ -66,11 +66,12 @@ inline std::string read_shapes(const nlohmann::json& record, const std::string& 
   return {};
 }
 
-/// A converted model's "quantization" record (absent: none): its dtype ("int8") and the digests
-/// of its calibration inputs ("calibration.digests", absent where it was calibrated on none).
-/// Returns why it cannot be used, or nothing.
+/// A variant's "quantization" record (absent: none): its dtype ("int8") into `quantization` and
+/// the digests of its calibration inputs ("calibration.digests", absent where it was calibrated on
+/// none) into `calibration_digests`. Returns why it cannot be used, or nothing.
 inline std::string read_quantization(const nlohmann::json& record, const std::string& where,
-                                     RuntimeVariantInfo& info) {
+                                     std::string& quantization_dtype,
+                                     std::vector<std::string>& calibration_digests) {
   const auto quantization = record.find("quantization");
   if (quantization == record.end()) return {};
   const auto dtype = quantization->is_object() ? quantization->find("dtype") : record.end();
@@ -79,7 +80,7 @@ inline std::string read_quantization(const nlohmann::json& record, const std::st
     return fmt::format("{}.quantization is {}, not a record of an int8 quantisation", where,
                        json_excerpt(*quantization));
   }
-  info.quantization = dtype->get<std::string>();
+  quantization_dtype = dtype->get<std::string>();
   const auto calibration = quantization->find("calibration");
   if (calibration == quantization->end()) return {};
   const auto digests =
@@ -92,7 +93,7 @@ inline std::string read_quantization(const nlohmann::json& record, const std::st
                        json_excerpt(*calibration));
   }
   for (const nlohmann::json& digest : *digests)
-    info.calibration_digests.push_back(digest.get<std::string>());
+    calibration_digests.push_back(digest.get<std::string>());
   return {};
 }
 
@@ -132,6 +133,9 @@ inline void read_aoti_record(const nlohmann::json& record, const std::string& wh
       info.inductor_configs[key] = value.dump();
   }
   info.unusable = read_shapes(record, where, info.takes_range);
+  if (info.unusable.empty()) {
+    info.unusable = read_quantization(record, where, info.quantization, info.calibration_digests);
+  }
 }
 
 /// The files a model of each runtime family is made of, by the name of the field a schema-1
@@ -218,7 +222,9 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     }
     RuntimeVariantInfo info{name, {}, family_name};
     std::string problem = read_shapes(record, where, info.takes_range);
-    if (problem.empty()) problem = read_quantization(record, where, info);
+    if (problem.empty()) {
+      problem = read_quantization(record, where, info.quantization, info.calibration_digests);
+    }
     const auto records = record.find("records");
     if (problem.empty() && (records == record.end() || !records->is_array() ||
                             records->size() != files->second.size())) {

@@ -20,6 +20,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -129,7 +131,8 @@ runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_
 /// OpenVINO session at the runtime's default threads is listed again with a stream per caller,
 /// up to the cores. With `quantized` (a tuning under an accuracy budget: StrategyConfig::
 /// set_accuracy_budget), the archive's quantised models (onnx_int8, openvino_int8: int8 at
-/// export) join too, at the same thread counts; without it none is tried. For a TorchScript
+/// export) join too, at the same thread counts, and so do its quantised compilations (aoti_int8,
+/// or the cause it could not be made); without it none is tried. For a TorchScript
 /// model, default_candidates(device).
 [[nodiscard]] inline std::vector<AnyBackend>
 default_candidates(const Model& model,
@@ -140,7 +143,9 @@ default_candidates(const Model& model,
   const AotiModelInfo* baseline = aoti_baseline_of(model);
   std::vector<AnyBackend> candidates;
   for (const auto& info : archive.aoti_models) {
-    if (&info != baseline) candidates.emplace_back(AOTInductor::from_archive(archive, info));
+    if (&info != baseline && info.quantization.empty()) {
+      candidates.emplace_back(AOTInductor::from_archive(archive, info));
+    }
   }
   if (runtime_threads.empty() ||
       std::any_of(runtime_threads.begin(), runtime_threads.end(), [](int n) { return n < 0; })) {
@@ -186,6 +191,20 @@ default_candidates(const Model& model,
     at_counts("openvino", [&] { return OpenVino::from_archive(archive, Precision::bf16); });
   }
   if (!quantized) return candidates;
+  for (const auto& info : archive.aoti_models) {
+    if (!info.quantization.empty()) {
+      candidates.emplace_back(AOTInductor::from_archive(archive, info));
+    }
+  }
+  // A quantised compilation the export tool could not make (or repair): named, with its cause.
+  if (const auto failed = archive.failed_variants.find("aoti_int8");
+      failed != archive.failed_variants.end()) {
+    AotiModelInfo info{failed->first};
+    info.quantization = "int8";
+    info.unusable = fmt::format("the aoti_int8 quantisation failed when '{}' was exported: {}",
+                                archive.path.filename().string(), failed->second);
+    candidates.emplace_back(AOTInductor::from_archive(archive, info));
+  }
   for (const std::string& variant : quantized_variants(archive)) {
     const auto recorded = archive.runtime_variants.find(variant);
     const bool onnx = recorded != archive.runtime_variants.end() ? recorded->second.family == "onnx"
