@@ -83,9 +83,10 @@ case "$which" in
     shift
     variants=default,freezing,max_autotune,bf16,onnx,openvino
     # Under an accuracy budget the tuner's int8 variants race too: archives of their own, with
-    # them (NNCF is installed on first use; random calibration, so a benchmark's, not a model's).
+    # them (NNCF and torchao are installed on first use; random calibration, so a benchmark's, not
+    # a model's).
     if [[ " $* " == *" --accuracy"* ]]; then
-      models="$models/int8" variants="$variants,onnx_int8,openvino_int8"
+      models="$models/int8" variants="$variants,onnx_int8,openvino_int8,aoti_int8"
     fi
     make_models --format pt2 --variants "$variants" "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
