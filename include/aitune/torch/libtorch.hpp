@@ -59,7 +59,7 @@
 /// ExportedProgram of a `.pt2` archive: in the PyPI wheels of 2.9 to 2.11. From 2.12 on the
 /// wheels still ship its header but export none of its symbols (checked in 2.12, 2.13, 2.14 and
 /// 2.15: a program that calls it does not link), and Python's `torch._C._nativert` is a stub.
-/// Without it a `.pt2` model's baseline is its first AOTInductor model (tune/baseline.hpp).
+/// Without it a `.pt2` model's baseline is its first fp32 AOTInductor model (tune/baseline.hpp).
 /// A LibTorch built from source with it may define this to 1.
 #ifndef AITUNE_TORCH_HAS_NATIVE_RUNTIME
 #define AITUNE_TORCH_HAS_NATIVE_RUNTIME                                                            \

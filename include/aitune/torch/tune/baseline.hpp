@@ -5,7 +5,7 @@
 /// The baseline of a LibTorch model: what the candidates are checked against and must beat. The
 /// model run as PyTorch runs it eagerly: TorchEager for a TorchScript model; the native runtime,
 /// which interprets the exported graph op by op, for a `.pt2`. Where LibTorch has no native
-/// runtime (from 2.12 on), a `.pt2`'s baseline is its first AOTInductor model (aoti_baseline_of):
+/// runtime (from 2.12 on), a `.pt2`'s baseline is its first fp32 compilation (aoti_baseline_of):
 /// the candidates are then checked against that compilation, not against eager PyTorch.
 ///
 /// This is the LibTorch family's answer to aitune::baseline_traits for AnyBackend, which
