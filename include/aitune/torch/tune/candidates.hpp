@@ -119,9 +119,8 @@ runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first fp32 compilation is the baseline: aoti_baseline_of),
-/// then
-/// its ONNX model on ONNX Runtime and its OpenVINO IR on OpenVINO (in f32, and in bf16 where the
-/// CPU has it), where the archive holds them or records why their conversion failed: such a
+/// then its ONNX model on ONNX Runtime and its OpenVINO IR on OpenVINO (in f32, and in bf16 where
+/// the CPU has it), where the archive holds them or records why their conversion failed: such a
 /// candidate's build fails with that cause, as it does where this build or this machine lacks
 /// the runtime, so the report names it. Each runtime session is listed at every intra-op thread
 /// count of `runtime_threads` (0: the runtime's default; by default default_runtime_threads,
