@@ -14,8 +14,9 @@ quantiser's annotation, those whose calibrated activations span the least first 
 cannot go below float32's epsilon, so a layer whose activations are that small quantises to
 zeros: random-weight networks whose activations fade layer after layer break this way), as few
 as keep the least cosine over the held-out inputs at or above REPAIR_BELOW (found by bisection).
-Where even leaving every layer out would not, or where it takes them all, the variant is left
-out with its figures.
+The compilation itself is then run on the same inputs (Inductor's int8 kernels round otherwise
+than PT2E's reference model), and more layers are left out while it breaks. Where it would take
+every layer, the variant is left out with its figures.
 """
 import copy
 import math
@@ -94,8 +95,8 @@ def flat_outputs(outputs):
 
 def repair(quantiser, graph, calibration, items, ranked, log):
     """The fewest of `ranked` layers (least activation range first) to leave out for the least
-    cosine over `items` ([(inputs, expected)]) to reach REPAIR_BELOW, with that cosine; None
-    where leaving all of them out does not, or is needed (nothing would be quantised)."""
+    cosine over `items` ([(inputs, expected)]) to reach REPAIR_BELOW; None where leaving all of
+    them out does not, or is needed (nothing would be quantised)."""
     def score(count):
         converted = quantiser.quantise(graph, calibration, ranked[:count])[1]
         value = least_cosine(lambda inputs: flat_outputs(converted(*clone_inputs(inputs))),
