@@ -66,9 +66,10 @@ inline std::string read_shapes(const nlohmann::json& record, const std::string& 
   return {};
 }
 
-/// A variant's "quantization" record (absent: none): its dtype ("int8") into `quantization_dtype` and
-/// the digests of its calibration inputs ("calibration.digests", absent where it was calibrated on
-/// none) into `calibration_digests`. Returns why it cannot be used, or nothing.
+/// A variant's "quantization" record (absent: none): its dtype ("int8") into
+/// `quantization_dtype` and the digests of its calibration inputs ("calibration.digests", absent
+/// where it was calibrated on none) into `calibration_digests`. Returns why it cannot be used, or
+/// nothing.
 inline std::string read_quantization(const nlohmann::json& record, const std::string& where,
                                      std::string& quantization_dtype,
                                      std::vector<std::string>& calibration_digests) {
