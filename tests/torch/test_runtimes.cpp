@@ -902,6 +902,27 @@ TEST_CASE("A wrong graph's bf16 session shares its fp32 session's verdict and is
 }
 #endif
 
+namespace {
+
+/// 100 random small_cnn inputs, seeded from `first_seed` on: held out from its calibration.
+std::vector<Sample> small_cnn_held_out(int first_seed) {
+  std::vector<Sample> held_out;
+  for (int i = 0; i < 100; ++i) {
+    torch::manual_seed(first_seed + i);
+    held_out.push_back(Sample{torch::randn({1, 3, 32, 32})});
+  }
+  return held_out;
+}
+
+/// The budget the int8 tests tune under, every candidate checked (no screen): cosine 0.99 and
+/// top-1 agreement 90 %.
+StrategyConfig int8_budget_config() {
+  return unscreened(quick_config())
+      .set_accuracy_budget(AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
+}
+
+}  // namespace
+
 TEST_CASE("An int8 AOTInductor compilation joins the candidates only under an accuracy budget, "
           "is never the baseline, is judged by the budget and refuses its calibration inputs",
           "[runtimes][exported][accuracy][quantized]") {
@@ -932,20 +953,18 @@ TEST_CASE("An int8 AOTInductor compilation joins the candidates only under an ac
       default_candidates(model.model, default_runtime_threads(), 1, true);
   CHECK(std::count_if(with_int8.begin(), with_int8.end(), is_int8) == 1);
 
-  std::vector<Sample> held_out;
-  for (int i = 0; i < 100; ++i) {
-    torch::manual_seed(700 + i);
-    held_out.push_back(Sample{torch::randn({1, 3, 32, 32})});
-  }
-  const StrategyConfig config =
-      unscreened(quick_config())
-          .set_accuracy_budget(AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
+  const std::vector<Sample> held_out = small_cnn_held_out(700);
+  const StrategyConfig config = int8_budget_config();
+  const auto int8_row = [](const TuneReport& report) {
+    const auto found = std::find_if(report.candidates.begin(), report.candidates.end(),
+                                    [](const CandidateReport& r) {
+                                      return r.backend.find(":aoti_int8)") != std::string::npos;
+                                    });
+    REQUIRE(found != report.candidates.end());
+    return found;
+  };
   const TunedModule tuned = tune(model.model, held_out, {.config = config});
-  const TuneReport& report = tuned.report();
-  const auto row = std::find_if(
-      report.candidates.begin(), report.candidates.end(),
-      [](const CandidateReport& r) { return r.backend.find(":aoti_int8)") != std::string::npos; });
-  REQUIRE(row != report.candidates.end());
+  const auto row = int8_row(tuned.report());
   INFO(row->backend << ": " << row->reason);
   CHECK(row->status == CandidateStatus::ok);
   CHECK(row->judged_by_budget);
@@ -958,10 +977,7 @@ TEST_CASE("An int8 AOTInductor compilation joins the candidates only under an ac
   with_calibration[9] = load_sample_file(
       aitune::testing::exported_dir() / "small_cnn_aoti_int8.io" / "calibration_0.pt", torch::kCPU);
   const TunedModule refused = tune(model.model, with_calibration, {.config = config});
-  const auto refused_row = std::find_if(
-      refused.report().candidates.begin(), refused.report().candidates.end(),
-      [](const CandidateReport& r) { return r.backend.find(":aoti_int8)") != std::string::npos; });
-  REQUIRE(refused_row != refused.report().candidates.end());
+  const auto refused_row = int8_row(refused.report());
   CHECK(refused_row->status == CandidateStatus::build_failed);
   CHECK_THAT(refused_row->reason, Catch::Contains("sample 10 of 100 is one of the 32 inputs the "
                                                   "'aoti_int8' model was calibrated on"));
@@ -992,15 +1008,9 @@ TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget
   CHECK(std::count_if(with_int8.begin(), with_int8.end(), is_int8) ==
         static_cast<std::ptrdiff_t>(default_runtime_threads().size()));
 
-  std::vector<Sample> held_out;
-  for (int i = 0; i < 100; ++i) {
-    torch::manual_seed(500 + i);
-    held_out.push_back(Sample{torch::randn({1, 3, 32, 32})});
-  }
+  const std::vector<Sample> held_out = small_cnn_held_out(500);
   // Every int8 session checked: the 1-thread one is clearly slower than the others here.
-  const StrategyConfig config =
-      unscreened(quick_config())
-          .set_accuracy_budget(AccuracyBudget{}.set_min_cosine(0.99).set_top_k({"", 1, 0.9}));
+  const StrategyConfig config = int8_budget_config();
   const TunedModule tuned = tune(model.model, held_out, {.config = config});
   const TuneReport& report = tuned.report();
   // From PyTorch 2.12 there is no native runtime, and this archive has no AOTInductor model to
