@@ -132,13 +132,18 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
         return lambda sample: flat_outputs(model(*clone_inputs(sample)))
 
     def compile_and_load(model):
-        # What Inductor makes of it, run here: its kernels round otherwise than the reference.
+        # The compilation's files (what the archive gets) and a function running them here:
+        # Inductor's kernels round otherwise than the reference.
+        from torch._inductor.package import package_aoti
+
         program = torch.export.export(model, clone_inputs(inputs), dynamic_shapes=shapes)
+        files = torch._inductor.aot_compile(program.module(), clone_inputs(inputs),
+                                            options=dict(INDUCTOR_CONFIGS,
+                                                         **{"aot_inductor.package": True}))
         with tempfile.TemporaryDirectory() as folder:
-            runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(
-                program, package_path=os.path.join(folder, "check.pt2"),
-                inductor_configs=INDUCTOR_CONFIGS))
-        return program, lambda sample: flat_outputs(runner(*clone_inputs(sample)))
+            runner = torch._inductor.aoti_load_package(
+                package_aoti(os.path.join(folder, "check.pt2"), files))
+        return files, lambda sample: flat_outputs(runner(*clone_inputs(sample)))
 
     cosine, finite = compare(reference(converted), cases)
     quantization = {"dtype": "int8", "method": quantiser.method,
@@ -160,7 +165,7 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
     # The compilation is judged too, on the example and on the repair's held-out inputs; where it
     # breaks although the reference did not, a quarter more of the layers left are left out.
     while True:
-        program, run = compile_and_load(converted)
+        files, run = compile_and_load(converted)
         cosine, finite = compare(run, cases + items)
         if finite and cosine >= REPAIR_BELOW:
             break
@@ -181,8 +186,6 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
             "metric": "least cosine similarity with eager PyTorch (NaN: -1)",
             "min_cosine": REPAIR_BELOW, "validation_count": len(items),
             "left_out": left_out, "layers": len(ranked), "before": before}
-    options = dict(INDUCTOR_CONFIGS, **{"aot_inductor.package": True})
-    files = torch._inductor.aot_compile(program.module(), clone_inputs(inputs), options=options)
     kernels = quantised_kernels(files)
     if quantiser.kernels_required and not kernels:
         raise ValueError("Inductor's generated code calls no quantised kernel (qconv, qlinear): "
