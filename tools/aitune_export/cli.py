@@ -11,6 +11,7 @@ from . import __doc__ as DOC
 from . import quantize
 from .export import INT8_VARIANTS, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
+from .quantize import REPAIR_ITERATIONS
 
 
 def load_factory(text, paths):
@@ -79,6 +80,11 @@ def main():
                              "without it, random inputs, with a warning")
     parser.add_argument("--calibration-samples", type=int, default=300, metavar="N",
                         help="how many calibration inputs the int8 variants use (default 300)")
+    parser.add_argument("--repair-iterations", type=int, default=REPAIR_ITERATIONS, metavar="N",
+                        help="an onnx_int8 or openvino_int8 whose outputs break is made again "
+                             "with NNCF's accuracy control, reverting at most N layer groups to "
+                             f"f32 (default {REPAIR_ITERATIONS}; each costs a pass over 100 "
+                             "held-out inputs, and more where it ranks the layers again)")
     parser.add_argument("--model-type", choices=("cnn", "transformer"),
                         help="how the int8 variants quantise (default: transformer where most "
                              "of the graph's weighted operations are MatMul)")
@@ -98,6 +104,8 @@ def main():
         parser.error("--out must end in .pt2")
     if args.calibration_samples < 1:
         parser.error("--calibration-samples must be 1 or more")
+    if args.repair_iterations < 1:
+        parser.error("--repair-iterations must be 1 or more")
     quantized = [v for v in variants if v in INT8_VARIANTS]
     if (args.calibration or args.model_type) and not quantized:
         parser.error(f"--calibration and --model-type are for the int8 variants "
@@ -117,7 +125,8 @@ def main():
                            save_io=args.save_io, dynamic=args.dynamic, seed=args.seed,
                            calibration=calibration,
                            calibration_samples=args.calibration_samples,
-                           model_type=args.model_type)
+                           model_type=args.model_type,
+                           repair_iterations=args.repair_iterations)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

@@ -76,20 +76,21 @@ def run_eager(module, inputs, positional, keywords):
 
 
 def quantize_variant(variant, base_files, names, cases, calibration, transformer, log,
-                     validation):
+                     validation, repair_iterations):
     """The int8 variant `variant` of QUANTIZED made from its converted variant's files
     (`base_files`, record name -> bytes): its files and record. validation() gives held-out
-    (inputs, expected) to repair it on, where its quantiser can."""
+    (inputs, expected) to repair it on, where its quantiser can, reverting at most
+    `repair_iterations` layer groups."""
     base, records = QUANTIZED[variant]
     if base == "onnx":
         data, quantization, made = quantize.onnx_int8(
             base_files[onnx_variant.RECORD], names, cases, calibration, transformer, log,
-            validation)
+            validation, repair_iterations=repair_iterations)
         files = (data,)
     else:
         files, quantization, made = quantize.openvino_int8(
             *(base_files[r] for r in openvino_variant.RECORDS), names, cases, calibration,
-            transformer, log, validation)
+            transformer, log, validation, repair_iterations=repair_iterations)
     record = {"family": base, "precision": "fp32", "quantization": quantization,
               "records": list(records), "made": made}
     return dict(zip(records, files)), record
@@ -97,7 +98,7 @@ def quantize_variant(variant, base_files, names, cases, calibration, transformer
 
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
            dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None,
-           int8_quantiser=None):
+           int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
@@ -108,7 +109,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     calibrate on `calibration` (quantize.Calibration; None: `calibration_samples` random inputs,
     with a warning)
     and take the model as a transformer where `model_type` says so ("transformer", "cnn"; None:
-    from the graph). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
+    from the graph); an onnx_int8 or openvino_int8 whose outputs break is made again with NNCF's
+    accuracy control, reverting at most `repair_iterations` layer groups to f32. Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
     and of those that failed (a variant the device cannot run is skipped, neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
     compiled (aoti_int8.py), on the same calibration."""
@@ -257,15 +259,20 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                            quantize.is_transformer(base_files, onnx_variant.RECORD,
                                                    openvino_variant.RECORDS[0]))
             files, record = quantize_variant(variant, base_files, names, cases,
-                                             calibration_inputs(), transformer, log, validation)
+                                             calibration_inputs(), transformer, log, validation,
+                                             repair_iterations)
             records.update(files)
             recorded[variant] = dict(record, shapes=shapes, inputs=names)
             made, repaired = record["made"], record["quantization"].get("repaired")
             log(f"{out}: {variant} quantised in {time.monotonic() - start:.0f} s (example: "
                 f"cosine {made['example_cosine']:.6f}"
                 f"{'' if made['example_finite'] else ', NOT FINITE'}"
-                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}" if repaired
-                   else "") + ")")
+                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}: held-out least "
+                   f"cosine {repaired['held_out_cosine']:.6f}"
+                   + ("" if repaired["reached"] else
+                      f", short of {1.0 - repaired['max_drop']:g} after at most "
+                      f"{repaired['max_iterations']} layer group(s) reverted")
+                   if repaired else "") + ")")
         except Exception as error:  # one variant failing must not lose the others
             failed[variant] = cause_of(error)
             log(f"{out}: {variant} failed to quantise: {failed[variant]}")
