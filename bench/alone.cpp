@@ -14,7 +14,7 @@
 // another runtime ran). A round's value is the mean of its timed calls; the JSON keeps them all,
 // and the peers benchmark pairs them round by round.
 //
-// usage: aitune-bench-alone MODEL.pt2 --input SHAPE [--input ...]
+// usage: aitune-bench-alone MODEL.pt2 --input [NAME=]SHAPE [--input ...]
 //                           --contestant LABEL=SPEC [--contestant ...]
 //                           [--rounds 20] [--calls 20] [--json FILE]
 // SPEC: a backend key of the pool aitune-tune tunes from (its default candidates at every runtime
@@ -117,7 +117,7 @@ double mean(const std::vector<double>& values) {
 int main(int argc, char** argv) {
   using namespace aitune;
   std::filesystem::path model_path;
-  std::vector<lt::InputSpec> inputs;
+  std::vector<lt::NamedInputSpec> inputs;  // as aitune-tune takes them: by position or by name
   std::vector<Contestant> contestants;
   int rounds = 20;
   int calls = 20;
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       const std::string arg = argv[i];
       const bool has_value = i + 1 < argc;
       if (arg == "--input" && has_value) {
-        inputs.push_back(lt::parse_input_spec(argv[++i]));
+        inputs.push_back(lt::parse_named_input_spec(argv[++i]));
       } else if (arg == "--contestant" && has_value) {
         const std::string text = argv[++i];
         const auto equals = text.find('=');
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     if (rounds < 2 || calls < 2) throw ConfigError("--rounds and --calls take 2 or more");
   } catch (const std::exception& error) {
     fmt::print(stderr,
-               "aitune-bench-alone: {}\nusage: {} MODEL.pt2 --input SHAPE [--input ...] "
+               "aitune-bench-alone: {}\nusage: {} MODEL.pt2 --input [NAME=]SHAPE [--input ...] "
                "--contestant LABEL=SPEC [...] [--rounds N] [--calls N] [--json FILE]\n"
                "SPEC: a backend key (a report's selected_key), onnxruntime, openvino, "
                "aoti:NAME or baseline\n",
@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
     const lt::Model model = lt::load_model(model_path);
     if (!model.is_exported())
       throw ConfigError("aitune-bench-alone times a .pt2 archive's backends");
-    const std::vector<lt::Sample> samples{lt::make_random_sample(inputs, model.device, 0)};
+    const std::vector<lt::Sample> samples{lt::make_random_sample(
+        lt::inputs_in_model_order(inputs, model, model_path.string()), model.device, 0)};
     const std::vector<AnyBackend> pool = tunable_pool(model);
     nlohmann::json failed = nlohmann::json::array();
     std::vector<Contestant*> order;

@@ -13,7 +13,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -625,28 +624,18 @@ inline Options parse_arguments(int argc, char** argv) {
     options.aoti_packages.emplace_back(package);
 
   for (const std::string& text : inputs) {
-    // NAME=SHAPE: a name is a Python identifier; a shape never holds '='.
-    const auto equals = text.find('=');
-    std::string name = equals == std::string::npos ? std::string() : text.substr(0, equals);
-    const std::string spec = equals == std::string::npos ? text : text.substr(equals + 1);
-    const bool valid_name = !name.empty() &&
-                            std::isdigit(static_cast<unsigned char>(name.front())) == 0 &&
-                            std::all_of(name.begin(), name.end(), [](char c) {
-                              return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-                            });
-    if (equals != std::string::npos && !valid_name) {
-      throw UsageError{fmt::format("bad input '{}': '{}' is not an input name", text, name)};
-    }
-    if (!name.empty() && std::find(options.input_names.begin(), options.input_names.end(), name) !=
-                             options.input_names.end()) {
-      throw UsageError{fmt::format("--input names '{}' twice", name)};
-    }
+    aitune::lt::NamedInputSpec input;
     try {
-      options.inputs.push_back(aitune::lt::parse_input_spec(spec));
+      input = aitune::lt::parse_named_input_spec(text);
     } catch (const aitune::ConfigError& error) {
       throw UsageError{error.what()};
     }
-    options.input_names.push_back(std::move(name));
+    if (!input.name.empty() && std::find(options.input_names.begin(), options.input_names.end(),
+                                         input.name) != options.input_names.end()) {
+      throw UsageError{fmt::format("--input names '{}' twice", input.name)};
+    }
+    options.inputs.push_back(std::move(input.spec));
+    options.input_names.push_back(std::move(input.name));
     // The strategy measures latency at batch size 1; a batch of 8 would be tuned at 8 while
     // the report said 1.
     const auto& shape = options.inputs.back().shape;

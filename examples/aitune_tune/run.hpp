@@ -120,60 +120,17 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
   return candidates;
 }
 
-/// The --input specs in the order the model takes its inputs: those without a name take the
-/// first places, in the order given; each NAME= takes the place of that name among the names
-/// the model (or its archive) records. No place may be left empty before the last one given,
-/// and an archive's program takes all of them.
+/// The --input specs in the order the model takes its inputs (lt::inputs_in_model_order).
 inline std::vector<aitune::lt::InputSpec> inputs_in_model_order(const Options& options,
                                                                 const aitune::lt::Model& model) {
-  const bool named = std::any_of(options.input_names.begin(), options.input_names.end(),
-                                 [](const std::string& name) { return !name.empty(); });
-  if (!named) return options.inputs;
-  const std::vector<std::string> names = aitune::lt::input_names_of(model);
-  if (names.empty()) {
-    throw UsageError{fmt::format("--input NAME=SHAPE: '{}' records no input names; give the inputs "
-                                 "by position, in the order forward() takes them",
-                                 options.model.string())};
+  std::vector<aitune::lt::NamedInputSpec> given;
+  for (std::size_t i = 0; i < options.inputs.size(); ++i)
+    given.push_back({options.input_names[i], options.inputs[i]});
+  try {
+    return aitune::lt::inputs_in_model_order(given, model, options.model.string());
+  } catch (const aitune::ConfigError& error) {
+    throw UsageError{error.what()};
   }
-  std::vector<std::optional<aitune::lt::InputSpec>> placed(names.size());
-  std::size_t next_unnamed = 0;
-  for (std::size_t i = 0; i < options.inputs.size(); ++i) {
-    const std::string& name = options.input_names[i];
-    std::size_t place = next_unnamed;
-    if (name.empty()) {
-      ++next_unnamed;
-    } else {
-      const auto found = std::find(names.begin(), names.end(), name);
-      if (found == names.end()) {
-        throw UsageError{fmt::format("--input {}=...: '{}' has no input '{}' (its inputs: {})",
-                                     name, options.model.string(), name, fmt::join(names, ", "))};
-      }
-      place = static_cast<std::size_t>(found - names.begin());
-    }
-    if (place >= names.size()) {
-      throw UsageError{fmt::format("--input: '{}' takes {} inputs ({}), more were given",
-                                   options.model.string(), names.size(), fmt::join(names, ", "))};
-    }
-    if (placed[place]) {
-      throw UsageError{
-          fmt::format("--input: input '{}' is given twice, by position and by name", names[place])};
-    }
-    placed[place] = options.inputs[i];
-  }
-  std::vector<aitune::lt::InputSpec> ordered;
-  const auto last =
-      static_cast<std::size_t>(std::find_if(placed.rbegin(), placed.rend(),
-                                            [](const auto& spec) { return spec.has_value(); })
-                                   .base() -
-                               placed.begin());
-  for (std::size_t i = 0; i < placed.size(); ++i) {
-    if (!placed[i] && (i < last || model.is_exported())) {
-      throw UsageError{fmt::format("--input: no value for input '{}' (the inputs of '{}': {})",
-                                   names[i], options.model.string(), fmt::join(names, ", "))};
-    }
-    if (placed[i]) ordered.push_back(*placed[i]);
-  }
-  return ordered;
 }
 
 /// The samples to tune on: random ones from `inputs` (--input, in the model's order), at each

@@ -29,6 +29,7 @@
 #include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
+#include "aitune/torch/model/named_inputs.hpp"
 #include "aitune/torch/model/output_structure.hpp"
 #include "aitune/torch/model/pt2_archive.hpp"
 #include "aitune/torch/model/sample_file.hpp"

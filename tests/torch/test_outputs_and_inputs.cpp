@@ -6,7 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 using namespace aitune;
 using namespace aitune::lt;
@@ -355,6 +358,46 @@ TEST_CASE("Input specs parse shapes and dtypes and reject bad text", "[inputs]")
   CHECK_THROWS_WITH(parse_input_spec(""), Catch::Contains("no dimensions"));
   CHECK_THROWS_WITH(parse_input_spec("1x"), Catch::Contains("'' is not a dimension"));
   CHECK_THROWS_WITH(parse_input_spec("1x3:float128"), Catch::Contains("unknown dtype 'float128'"));
+}
+
+TEST_CASE("Inputs given by name take their place in the model's order", "[inputs]") {
+  torch::jit::Module module("TwoInputs");
+  module.define(R"(
+    def forward(self, ids, mask):
+        return ids * mask
+  )");
+  const Model model{module};
+  const auto given = [](std::initializer_list<std::string_view> texts) {
+    std::vector<NamedInputSpec> inputs;
+    for (const std::string_view text : texts)
+      inputs.push_back(parse_named_input_spec(text));
+    return inputs;
+  };
+  const NamedInputSpec named = parse_named_input_spec("mask=1x8:int64[1,2)");
+  CHECK(named.name == "mask");
+  CHECK(named.spec.describe() == "1x8:int64[1,2)");
+  CHECK(parse_named_input_spec("1x8").name.empty());
+  CHECK_THROWS_WITH(parse_named_input_spec("2x=1x8"), Catch::Contains("'2x' is not an input name"));
+  CHECK_THROWS_WITH(parse_named_input_spec("=1x8"), Catch::Contains("'' is not an input name"));
+
+  // By name in any order, or by position then by name: the model's order.
+  const auto ordered =
+      inputs_in_model_order(given({"mask=1x8:int64[1,2)", "ids=1x8:int64"}), model, "two.pt");
+  REQUIRE(ordered.size() == 2);
+  CHECK(ordered[0].describe() == "1x8:int64");
+  CHECK(ordered[1].describe() == "1x8:int64[1,2)");
+  CHECK(inputs_in_model_order(given({"1x8:int64", "mask=1x8:int64[1,2)"}), model, "two.pt")
+            .at(1)
+            .describe() == "1x8:int64[1,2)");
+  // Positional ones are kept as given, even past the names the model records.
+  CHECK(inputs_in_model_order(given({"1x8", "1x9", "1x10"}), model, "two.pt").size() == 3);
+  CHECK_THROWS_WITH(
+      inputs_in_model_order(given({"ids=1x8:int64", "tokens=1x8:int64"}), model, "two.pt"),
+      Catch::Contains("'two.pt' has no input 'tokens' (its inputs: ids, mask)"));
+  CHECK_THROWS_WITH(inputs_in_model_order(given({"1x8:int64", "ids=1x8:int64"}), model, "two.pt"),
+                    Catch::Contains("input 'ids' is given twice"));
+  CHECK_THROWS_WITH(inputs_in_model_order(given({"mask=1x8:int64"}), model, "two.pt"),
+                    Catch::Contains("no value for input 'ids'"));
 }
 
 TEST_CASE("Random samples have the asked shapes and dtypes and are reproducible", "[inputs]") {
