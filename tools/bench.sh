@@ -20,7 +20,8 @@
 #                             ratio selected / best peer with its 95 % interval, and each
 #                             runtime alone against interleaved (models made first, as for models);
 #                             with --accuracy cosine=C,top1=P%, the tuner's int8 variants and the
-#                             peers that quantise (ONNX Runtime, NNCF) too, each judged by it
+#                             peers that quantise (ONNX Runtime, NNCF) too, each judged by it,
+#                             and BERT-base (cosine only: no class scores)
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
 #                             (MobileNetV3-Small, ResNet-18): the selection and each family's
 #                             winner, p50/p99 and requests/s
@@ -87,6 +88,9 @@ case "$which" in
     # a model's).
     if [[ " $* " == *" --accuracy"* ]]; then
       models="$models/int8" variants="$variants,onnx_int8,openvino_int8,aoti_int8"
+      # And a config-built BERT-base (128 tokens), without max-autotune: its compilation would
+      # take longer than the other variants together on 2 cores.
+      make_models --format pt2 --variants "${variants/max_autotune,/}" bert_base
     fi
     make_models --format pt2 --variants "$variants" "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \

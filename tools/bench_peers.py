@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The peers benchmark: the tuner's selection against what a user could run instead.
 
-For each model (a .pt2 archive from tools/make_models.py, with its .shape file beside it):
+For each model (a .pt2 archive from tools/make_models.py, with its .shape file beside it, whose
+inputs may be token ids: 1x128:int64[0,30522)):
 1. aitune-tune tunes it with its default candidates and writes its JSON report;
 2. in this one process, the selected backend, rebuilt from the report's selected_key and run as
    the tuner runs it (the same runtime, model file and settings), and the peers, each run as a
@@ -35,7 +36,10 @@ With --accuracy cosine=C,top1=P% (tools/peers_int8.py): aitune-tune tunes under 
 random inputs), every contestant's outputs are measured on --accuracy-samples held-out inputs
 against eager PyTorch's (least cosine, top-1 agreement) and judged by the budget, and the
 selection is compared twice: with the best peer as shipped (no quantising peer), and with the
-best peer, quantising ones included, whose outputs are within the budget.
+best peer, quantising ones included, whose outputs are within the budget. The models are then
+the five and a config-built BERT-base (128 tokens, make_models.py's bert_base); a model whose
+outputs are not class scores (BERT's and the transformer encoder's hidden states) is judged, and
+tuned, without top-1.
 
 The selected backend runs from Python here, not through the C++ TunedModule: the same runtime
 and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
@@ -68,31 +72,36 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_real import cpu_features, cpu_name, describe_cpu  # noqa: E402
 from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
+from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
 import peers_int8  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")
+# Under --accuracy, a config-built BERT-base (128 tokens) too: int8's gain is largest on it.
+WITH_BUDGET = FIVE + ("bert_base",)
 PEERS = ("eager", "compile", "compile_max_autotune", "aoti", "onnxruntime", "openvino")
 # What a user could do by hand beyond the shipped runtimes: quantise (with --accuracy only).
 QUANTISING_PEERS = ("onnxruntime_int8", "openvino_int8")
 INT8_LABELS = {"onnxruntime_int8": "ONNX Runtime int8", "openvino_int8": "OpenVINO NNCF int8"}
 
 
-def read_shapes(models_dir, name):
+def read_inputs(models_dir, name):
+    """The model's inputs, from its .shape file: aitune_export.inputs.Input (shape, dtype, range
+    and the text, which aitune-tune and aitune-bench-alone take as --input)."""
     with open(os.path.join(models_dir, f"{name}.shape")) as f:
-        return [tuple(int(d) for d in line.strip().split("x")) for line in f if line.strip()]
+        return [parse_input(line.strip()) for line in f if line.strip()]
 
 
-def input_args(shapes):
-    """The --input arguments of aitune-tune and aitune-bench-alone for `shapes`."""
-    return [arg for shape in shapes for arg in ("--input", "x".join(map(str, shape)))]
+def input_args(specs):
+    """The --input arguments of aitune-tune and aitune-bench-alone for `specs`."""
+    return [arg for spec in specs for arg in ("--input", spec.text)]
 
 
-def tune(tuner, archive, shapes, budget_s, report_path, more=()):
+def tune(tuner, archive, input_specs, budget_s, report_path, more=()):
     """Tunes `archive` with aitune-tune (its default candidates, or as `more` says); returns its
     JSON report."""
     command = [tuner, archive, "--json", report_path, "--quiet", "--time-budget", str(budget_s),
-               *more, *input_args(shapes)]
+               *more, *input_args(input_specs)]
     start = time.monotonic()
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - start
@@ -121,11 +130,11 @@ def cpp_contestants(selected_label, report, archive, wanted):
     return specs
 
 
-def alone_in_cpp(program, archive, shapes, specs, rounds, calls, json_path, log):
+def alone_in_cpp(program, archive, input_specs, specs, rounds, calls, json_path, log):
     """Each of `specs` timed alone by aitune-bench-alone, as a C++ server calling only it runs
     it: per label, its rounds' means in ms (a contestant it cannot build is logged, left out)."""
     command = [program, archive, "--rounds", str(rounds), "--calls", str(calls),
-               "--json", json_path, *input_args(shapes)]
+               "--json", json_path, *input_args(input_specs)]
     for label, spec in specs:
         command += ["--contestant", f"{label}={spec}"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -326,7 +335,7 @@ def peer_calls(name, archive, inputs, wanted, log, calibration=()):
         if "openvino_int8" in wanted:
             add(INT8_LABELS["openvino_int8"], lambda: openvino_model(
                 archive, inputs, model=peers_int8.openvino_int8_defaults(
-                    openvino_read(archive), calibration, log)))
+                    openvino_read(archive), calibration, transformer, log)))
     return module, peers
 
 
@@ -424,12 +433,42 @@ def largest_difference(expected, got):
     return worst
 
 
+def time_budget(args, name):
+    """aitune-tune's --time-budget for `name`: --time-budget, or the model's own."""
+    from make_models import MODELS
+    if args.time_budget is not None:
+        return args.time_budget
+    return MODELS[name].time_budget_s if name in MODELS else 60
+
+
+def has_class_scores(name):
+    """Whether the model's first output is class scores (make_models.py says; hidden states are
+    not: their largest feature is no class), so that top-1 agreement means something."""
+    from make_models import MODELS
+    return name not in MODELS or MODELS[name].class_scores
+
+
+def model_budget(args, name):
+    """The budget `name` is judged by, parsed and as aitune-tune's --accuracy text: --accuracy's,
+    without top-1 for a model whose outputs are not class scores."""
+    if not args.accuracy or has_class_scores(name):
+        return args.budget, args.accuracy
+    text = ",".join(p for p in args.accuracy.split(",") if not p.strip().startswith("top1="))
+    if not text:
+        raise SystemExit(f"bench_peers: {name}'s outputs are not class scores, so top-1 cannot "
+                         f"judge them: add cosine=C to --accuracy")
+    return peers_int8.parse_accuracy(text), text
+
+
 def bench_model(args, name, log):
     archive = os.path.join(args.models_dir, f"{name}.pt2")
-    shapes = read_shapes(args.models_dir, name)
+    input_specs = read_inputs(args.models_dir, name)
     log(f"== {name}: tuning")
-    budget_args = ["--accuracy", args.accuracy] if args.accuracy else []
-    report = tune(args.tune, archive, shapes, args.time_budget,
+    budget, accuracy_text = model_budget(args, name)
+    if accuracy_text != args.accuracy:
+        log(f"  its outputs are not class scores: judged by {accuracy_text} (no top-1)")
+    budget_args = ["--accuracy", accuracy_text] if args.accuracy else []
+    report = tune(args.tune, archive, input_specs, time_budget(args, name),
                   os.path.join(args.report_dir, f"{name}.json"),
                   [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
@@ -437,14 +476,13 @@ def bench_model(args, name, log):
     cpp = {}
     if args.alone_bench:  # first, while this process has built nothing that could run beside it
         log(f"  each alone from C++, {args.cpp_alone_rounds} rounds of {args.alone_calls} calls")
-        cpp = alone_in_cpp(args.alone_bench, archive, shapes,
+        cpp = alone_in_cpp(args.alone_bench, archive, input_specs,
                            cpp_contestants(selected_label, report, archive, args.peers),
                            args.cpp_alone_rounds,
                            args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
                            log)
-    torch.manual_seed(1)
-    inputs = [torch.randn(*shape) for shape in shapes]
-    calibration = (peers_int8.random_inputs(shapes, args.calibration_samples,
+    inputs = list(make_inputs(input_specs, "cpu", 1))
+    calibration = (peers_int8.random_inputs(input_specs, args.calibration_samples,
                                             peers_int8.CALIBRATION_SEED)
                    if any(p in args.peers for p in QUANTISING_PEERS) else ())
     module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration)
@@ -456,14 +494,15 @@ def bench_model(args, name, log):
     accuracy = {}
     if args.accuracy:
         log(f"  accuracy of each on {args.accuracy_samples} held-out inputs")
-        held_out = peers_int8.random_inputs(shapes, args.accuracy_samples,
+        held_out = peers_int8.random_inputs(input_specs, args.accuracy_samples,
                                             peers_int8.HELD_OUT_SEED)
         with torch.inference_mode():
             wanted = [module(*sample) for sample in held_out]
         for label, call in contestants:
             accuracy[label] = peers_int8.measure(lambda sample, c=call: c.bind(sample)(),
-                                                 held_out, wanted, as_tensors)
-            accuracy[label]["within"] = peers_int8.within(accuracy[label], args.budget)
+                                                 held_out, wanted, as_tensors,
+                                                 class_scores=has_class_scores(name))
+            accuracy[label]["within"] = peers_int8.within(accuracy[label], budget)
     for _, call in contestants:
         for _ in range(args.warmup):
             call()
@@ -585,7 +624,8 @@ def print_model(result):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help=f"models (default: {', '.join(FIVE)})")
+    parser.add_argument("names", nargs="*", help=f"models (default: {', '.join(FIVE)}; with "
+                        "--accuracy also bert_base)")
     parser.add_argument("--tune", required=True, help="the aitune-tune program")
     parser.add_argument("--alone-bench",
                         help="the aitune-bench-alone program: times the contestants a C++ "
@@ -617,7 +657,9 @@ def main():
                         help="with --final-settle-ms: the fewest untimed calls (default 3)")
     parser.add_argument("--tune-args", default="",
                         help="more arguments for aitune-tune, in one string")
-    parser.add_argument("--time-budget", type=float, default=60, help="aitune-tune's, in s")
+    parser.add_argument("--time-budget", type=float,
+                        help="aitune-tune's, in s (default: the model's in make_models.py: 60, "
+                        "and 400 for bert_base, whose held-out checks take longer)")
     parser.add_argument("--peers",
                         help=f"comma-separated, from {', '.join(PEERS + QUANTISING_PEERS)} "
                         "(default: all; the quantising ones with --accuracy only)")
@@ -658,7 +700,8 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         args.report_dir = args.report_dir or scratch
         os.makedirs(args.report_dir, exist_ok=True)
-        results = [bench_model(args, name, log) for name in args.names or FIVE]
+        results = [bench_model(args, name, log)
+                   for name in args.names or (WITH_BUDGET if args.accuracy else FIVE)]
     cpu = cpu_name()
     print(f"machine: {describe_cpu()}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
           f"{torch.get_num_threads()} intra-op threads")

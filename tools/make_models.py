@@ -6,7 +6,8 @@ and its --variants (tools/export_model.py: by default the AOTInductor default an
 compilations, and the onnx and openvino conversions where their Python packages import; a
 failed one is left out and recorded in the archive). --format torchscript (the default; also
 Debian's python3-torch 1.13): <out>/<name>.pt, traced. Needs no network and no weights. Each
-model gets <name>.shape beside it, the --input arguments aitune-tune needs (one per line).
+model gets <name>.shape beside it, the --input arguments aitune-tune needs (one per line: a shape,
+or for token ids a shape, dtype and range, as 1x128:int64[0,30522)).
 Existing files are kept unless --force. Files are written to a temporary name and renamed, so a
 crash leaves no half-written model.
 
@@ -25,6 +26,7 @@ import torch  # noqa: E402
 
 from aitune_export import (  # noqa: E402
     VARIANT_NAMES, default_variants, write_atomically)
+from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -47,19 +49,40 @@ def torchvision_model(name):
     return make
 
 
-# name -> (constructor, input shapes)
+def bert_base():
+    """transformers' BertModel at its default config (BERT-base: 12 layers, hidden size 768),
+    random weights; its ModelOutput (last hidden state, pooled output) is exported as a dict."""
+    import transformers
+    return transformers.BertModel(transformers.BertConfig())
+
+
+class Model:
+    """A model of this script: its constructor, its inputs (aitune-tune's --input syntax),
+    whether its first output is class scores (top-1 agreement means something for it), and the
+    --time-budget a tuning of it needs (tools/bench_peers.py)."""
+
+    def __init__(self, make, inputs, class_scores=True, time_budget_s=60):
+        self.make, self.inputs = make, inputs
+        self.class_scores, self.time_budget_s = class_scores, time_budget_s
+
+
+IMAGE = ["1x3x224x224"]
 MODELS = {
-    "resnet18": (torchvision_model("resnet18"), [(1, 3, 224, 224)]),
-    "resnet50": (torchvision_model("resnet50"), [(1, 3, 224, 224)]),
-    "mobilenet_v3_small": (torchvision_model("mobilenet_v3_small"), [(1, 3, 224, 224)]),
-    "mobilenet_v3_large": (torchvision_model("mobilenet_v3_large"), [(1, 3, 224, 224)]),
-    "squeezenet1_1": (torchvision_model("squeezenet1_1"), [(1, 3, 224, 224)]),
-    "efficientnet_b0": (torchvision_model("efficientnet_b0"), [(1, 3, 224, 224)]),
-    "transformer_encoder": (TransformerEncoderModel, [(1, 64, 256)]),
+    "resnet18": Model(torchvision_model("resnet18"), IMAGE),
+    "resnet50": Model(torchvision_model("resnet50"), IMAGE),
+    "mobilenet_v3_small": Model(torchvision_model("mobilenet_v3_small"), IMAGE),
+    "mobilenet_v3_large": Model(torchvision_model("mobilenet_v3_large"), IMAGE),
+    "squeezenet1_1": Model(torchvision_model("squeezenet1_1"), IMAGE),
+    "efficientnet_b0": Model(torchvision_model("efficientnet_b0"), IMAGE),
+    "transformer_encoder": Model(TransformerEncoderModel, ["1x64x256"], class_scores=False),
+    # Token ids over BERT's vocabulary and an attention mask of ones, 128 tokens. At 60 s a
+    # tuning under an accuracy budget leaves every candidate unchecked (each check is 100 calls).
+    "bert_base": Model(bert_base, ["1x128:int64[0,30522)", "1x128:int64[1,2)"],
+                       class_scores=False, time_budget_s=400),
 }
 
 
-def calibrate_batchnorm(module, shapes, batches=4, batch_size=8):
+def calibrate_batchnorm(module, specs, batches=4, batch_size=8):
     """Sets BatchNorm running statistics from random batches.
 
     With random weights and default statistics, activations shrink layer after layer (the
@@ -75,19 +98,24 @@ def calibrate_batchnorm(module, shapes, batches=4, batch_size=8):
     module.train()
     with torch.no_grad():
         for _ in range(batches):
-            module(*(torch.randn(batch_size, *shape[1:]) for shape in shapes))
+            module(*(torch.randn(batch_size, *spec.shape[1:]) for spec in specs))
     module.eval()
+
+
+def input_specs(name):
+    """The inputs of model `name` (aitune_export.inputs.Input: shape, dtype, range)."""
+    return [parse_input(text) for text in MODELS[name].inputs]
 
 
 def build_module(name):
     """The model `name` in eval mode with its (seeded, so reproducible) random weights, and its
-    input shapes. The TorchScript and the .pt2 files of a model hold the very same weights."""
-    make_module, shapes = MODELS[name]
+    inputs (Input). The TorchScript and the .pt2 files of a model hold the very same weights."""
+    specs = input_specs(name)
     torch.manual_seed(0)
-    module = make_module()
-    calibrate_batchnorm(module, shapes)
+    module = MODELS[name].make()
+    calibrate_batchnorm(module, specs)
     module.eval()
-    return module, shapes
+    return module, specs
 
 
 def make(name, out_dir, force, model_format="torchscript", variants=(), device="cpu"):
@@ -95,24 +123,24 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
     if os.path.exists(path) and not force:
         print(f"{path}: exists")
         return 0
-    module, shapes = build_module(name)
+    module, specs = build_module(name)
     failed = 0
+    # Standard normal floats, token ids uniform over their range.
+    inputs = make_inputs(specs, device if model_format == "pt2" else "cpu", 0)
     if model_format == "pt2":
         from aitune_export import export
-        inputs = tuple(torch.randn(*shape, device=device) for shape in shapes)
-        failed = len(export(module, inputs, path, variants, device)[1])
+        failed = len(export(module, inputs, path, variants, device, specs=specs)[1])
     else:
-        inputs = tuple(torch.randn(*shape) for shape in shapes)
         with torch.no_grad():
-            traced = torch.jit.trace(module, inputs, check_trace=False)
+            # strict=False lets BERT's ModelOutput (a dict) out: its keys never change.
+            traced = torch.jit.trace(module, inputs, check_trace=False, strict=False)
         write_atomically(path, lambda tmp: traced.save(tmp), suffix="")
 
     def write_shapes(tmp):
         with open(tmp, "w") as f:
-            for shape in shapes:
-                f.write("x".join(str(d) for d in shape) + "\n")
+            f.writelines(text + "\n" for text in MODELS[name].inputs)
     write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes, suffix="")
-    print(f"{path}: {name} with input {' '.join('x'.join(map(str, s)) for s in shapes)}")
+    print(f"{path}: {name} with input {' '.join(MODELS[name].inputs)}")
     return failed
 
 

@@ -6,7 +6,8 @@ outputs move from eager PyTorch's, measured as aitune-tune measures a candidate 
   the package's guide would run them), calibrated on `calibration` inputs:
   - ONNX Runtime: quantize_static (QDQ, per-tensor, uint8 activations, int8 weights) for a
     convolutional model; quantize_dynamic for a transformer, as ONNX Runtime's guide advises;
-  - OpenVINO: NNCF's nncf.quantize (its default preset and model type).
+  - OpenVINO: NNCF's nncf.quantize (its default preset; its transformer model type for a
+    transformer, as its guide advises).
 - Accuracy, on held-out inputs none of the calibration inputs is among (their seeds differ), per
   output: the least cosine similarity over the inputs (NaN or infinity counts as -1), and for
   the first output with two or more classes in its last dimension, the share of its rows whose
@@ -43,12 +44,11 @@ def parse_accuracy(text):
     return budget
 
 
-def random_inputs(shapes, count, seed):
-    """`count` tuples of standard normal inputs of `shapes`, input i from seed `seed` + i."""
-    def one(i):
-        generator = torch.Generator().manual_seed(seed + i)
-        return tuple(torch.randn(*shape, generator=generator) for shape in shapes)
-    return [one(i) for i in range(count)]
+def random_inputs(specs, count, seed):
+    """`count` tuples of random inputs for `specs` (aitune_export.inputs.Input: standard normal
+    floats, integers uniform over their range), input i from seed `seed` + i."""
+    from aitune_export.inputs import make_inputs
+    return [make_inputs(specs, "cpu", seed + i) for i in range(count)]
 
 
 def cosine(expected, got):
@@ -62,16 +62,18 @@ def cosine(expected, got):
     return float(a.dot(b)) / norms
 
 
-def measure(run, held_out, expected, as_tensors):
+def measure(run, held_out, expected, as_tensors, class_scores=True):
     """`run` (inputs -> outputs) on every held-out input, against eager PyTorch's `expected`
     outputs (one per input): {"cosine": least over outputs and inputs, "top1": the agreeing
-    share of rows, or None where no output has classes}."""
+    share of rows, or None where no output has classes or `class_scores` says the model's
+    outputs are not class scores}."""
     least, agreed, rows = math.inf, 0, 0
     for inputs, want in zip(held_out, expected):
         wants, gots = as_tensors(want), as_tensors(run(inputs))
         for w, g in zip(wants, gots):
             least = min(least, cosine(w, g))
-        scores = next((i for i, w in enumerate(wants) if w.dim() >= 1 and w.shape[-1] >= 2), None)
+        scores = next((i for i, w in enumerate(wants) if w.dim() >= 1 and w.shape[-1] >= 2),
+                      None) if class_scores else None
         if scores is not None:
             w = wants[scores].reshape(-1, wants[scores].shape[-1])
             g = gots[scores].reshape(w.shape)
@@ -117,10 +119,13 @@ def onnx_int8_defaults(onnx_bytes, calibration, transformer):
             return f.read()
 
 
-def openvino_int8_defaults(model, calibration, log):
-    """NNCF post-training quantisation of an OpenVINO model at its defaults."""
+def openvino_int8_defaults(model, calibration, transformer, log):
+    """NNCF post-training quantisation of an OpenVINO model at its defaults, with NNCF's
+    transformer model type for a transformer, as NNCF's guide advises (at the default type NNCF
+    3.4 fails on a BERT: KeyError on its embedding's Gather)."""
     from aitune_export.quantize import ensure_nncf
 
     nncf = ensure_nncf(log)
+    options = {"model_type": nncf.ModelType.TRANSFORMER} if transformer else {}
     return nncf.quantize(model, nncf.Dataset([[t.numpy() for t in sample]
-                                              for sample in calibration]))
+                                              for sample in calibration]), **options)
