@@ -1,8 +1,9 @@
 # Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 """Checks that the export tool's repair of a broken int8 model (NNCF's accuracy control, for
 onnx_int8 and openvino_int8) is capped at --repair-iterations reverted layer groups, and that its
-record says whether the repaired model reached the aim on the held-out inputs. CI has no NNCF: a stand-in records what
-it is asked and returns the f32 model unchanged (as a repair that reverted every layer would).
+record says whether the repaired model reached the aim on the held-out inputs. CI has no NNCF:
+a stand-in records what it is asked and returns the f32 model unchanged (as a repair that
+reverted every layer would).
 
 The model is one MatMul written with onnx.helper. The example's expected outputs are negated,
 so its int8 model measures cosine -1 there and must be repaired; the held-out inputs'

@@ -107,10 +107,10 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     and + 2). Outputs are made plain (to_plain). With `save_io`, a folder, writes the inputs
     and eager PyTorch's outputs there (inputs.pt, outputs.pt). The int8 variants (QUANTIZED)
     calibrate on `calibration` (quantize.Calibration; None: `calibration_samples` random inputs,
-    with a warning)
-    and take the model as a transformer where `model_type` says so ("transformer", "cnn"; None:
-    from the graph); an onnx_int8 or openvino_int8 whose outputs break is made again with NNCF's
-    accuracy control, reverting at most `repair_iterations` layer groups to f32. Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
+    with a warning) and take the model as a transformer where `model_type` says so
+    ("transformer", "cnn"; None: from the graph); an onnx_int8 or openvino_int8 whose outputs
+    break is made again with NNCF's accuracy control, reverting at most `repair_iterations` layer
+    groups to f32. Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
     and of those that failed (a variant the device cannot run is skipped, neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
     compiled (aoti_int8.py), on the same calibration."""
