@@ -272,11 +272,12 @@ def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, val
                 nncf, repair_iterations), **options)
         before = {"cosine": cosine, "finite": finite}
         data = repaired.SerializeToString()
-        cosine, finite = compare(runner(data), cases)
+        run = runner(data)  # one session for the example and the held-out inputs
+        cosine, finite = compare(run, cases)
         quantization = {"dtype": "int8", "method": "nncf post-training quantization",
                         "preset": "mixed", "calibration": calibration.record(),
                         "repaired": repair_record(repair_below, items, before,
-                                                  repair_iterations, runner(data))}
+                                                  repair_iterations, run)}
     made = {"onnxruntime": onnxruntime.__version__, "example_cosine": cosine,
             "example_finite": finite}
     return data, quantization, made
