@@ -88,8 +88,8 @@ case "$which" in
     # a model's).
     if [[ " $* " == *" --accuracy"* ]]; then
       models="$models/int8" variants="$variants,onnx_int8,openvino_int8,aoti_int8"
-      # And a config-built BERT-base (128 tokens), without max-autotune: its compilation would
-      # take longer than the other variants together on 2 cores.
+      # And a config-built BERT-base (128 tokens), without max-autotune, as it was measured
+      # (docs/benchmarks.md): its AOTInductor max-autotune compilation was never timed here.
       make_models --format pt2 --variants "${variants/max_autotune,/}" bert_base
     fi
     make_models --format pt2 --variants "$variants" "${five[@]}"
