@@ -94,13 +94,66 @@ TEST_CASE("A reduced-precision candidate that breaks its outputs is refused with
   CHECK_THAT(drifting.reason,
              Catch::Contains("outside the accuracy budget: output: cosine 0.980000 < 0.999"));
   // The least cosine only falls with more samples: the check ends at the first that misses.
-  CHECK_THAT(drifting.reason, Catch::EndsWith("; the check stopped at sample 1 of 8"));
+  CHECK_THAT(drifting.reason,
+             Catch::EndsWith("; the check stopped at sample 1 of 8, where the samples left "
+                             "could not bring it within the budget"));
   const CandidateReport& broken = row_of(report, "Broken()");
   CHECK(broken.status == CandidateStatus::incorrect);
   CHECK_THAT(broken.reason, Catch::Contains("output is not finite"));
   CHECK(report.selected == "Good()");
   CHECK(row_of(report, "Good()").accuracy_verdict == "output: cosine 0.999500 >= 0.999");
   CHECK_THAT(render_table(report), Catch::Contains("outside the accuracy budget"));
+}
+
+TEST_CASE("A check ends once top-k agreement is out of reach of the samples still to come, and "
+          "runs them all while it is not",
+          "[strategy][accuracy]") {
+  // The fake's top-1 agrees where its relative error, offset / (2 x sample), stays under 0.5:
+  // with the samples 1.00, 1.01, ..., 1.99, an offset of 1.025 misses on the first three (97 of
+  // 100 at best once the third has missed) and one of 1.015 on the first two (98 of 100).
+  FakeModel model;
+  const AccuracyBudget budget = AccuracyBudget{}.set_top_k({"", 1, 0.98});
+  auto strategy = make_strategy(
+      model, {reduced("ThreeMisses", 1.025, 1.0, 1.0), reduced("TwoMisses", 1.015, 1.0, 4.0)},
+      with_budget(budget));
+  const TuneReport report = strategy.tune(model, samples_of_one_shape(100)).report;
+
+  const CandidateReport& short_of = row_of(report, "ThreeMisses()");
+  CHECK(short_of.status == CandidateStatus::incorrect);
+  CHECK_THAT(short_of.reason,
+             Catch::Contains("outside the accuracy budget: output: top-1 agreement 0 % (0 of 3) < "
+                             "98 %") &&
+                 Catch::EndsWith("; the check stopped at sample 3 of 100, where the samples left "
+                                 "could not bring it within the budget"));
+  const CandidateReport& within = row_of(report, "TwoMisses()");
+  CHECK(within.status == CandidateStatus::ok);
+  CHECK(within.accuracy_verdict == "output: top-1 agreement 98 % (98 of 100) >= 98 %");
+  CHECK(report.selected == "TwoMisses()");
+}
+
+TEST_CASE("Top-k agreement has missed the budget only when the rows still to come, all agreeing, "
+          "could not lift it to the share",
+          "[accuracy]") {
+  const auto scores = [](std::string path, std::size_t agreed, std::size_t rows) {
+    OutputAccuracy accuracy{std::move(path)};
+    accuracy.top_k_agreed = agreed;
+    accuracy.top_k_rows = rows;
+    return accuracy;
+  };
+  AccuracyBudget budget;
+  budget.set_top_k({"logits", 1, 0.98});
+  const std::vector<OutputAccuracy> so_far{scores("output['logits']", 7, 10)};
+  const std::vector<OutputAccuracy> ninety{scores("output['logits']", 0, 90)};
+  const std::vector<OutputAccuracy> more{scores("output['logits']", 0, 190)};
+  const std::vector<OutputAccuracy> other{scores("output['hidden']", 0, 90)};
+  CHECK(budget.already_missed(so_far, ninety));      // 97 of 100 at best
+  CHECK_FALSE(budget.already_missed(so_far, more));  // 197 of 200 at best
+  // Rows not counted (or of another output) bound nothing: a share may still rise.
+  CHECK_FALSE(budget.already_missed(so_far));
+  CHECK_FALSE(budget.already_missed(so_far, other));
+  // An output the budget does not take as class scores never ends a check by its agreement.
+  const std::vector<OutputAccuracy> hidden{scores("output['hidden']", 0, 10)};
+  CHECK_FALSE(budget.already_missed(hidden, other));
 }
 
 TEST_CASE("Without baseline outputs an accuracy budget cannot be judged: a reduced-precision "

@@ -204,6 +204,14 @@ TEST_CASE("Under an accuracy budget the check measures every output's relative e
   CHECK(top1.accuracy[1].top_k_rows == 2);
   CHECK(top1.accuracy[1].top_k_agreed == 1);
   CHECK(check_with(2).accuracy[1].top_k_agreed == 2);  // the baseline's class is second
+  // The reference against itself: it passes, and counts the reference's rows (how a check
+  // learns what the samples still to come can add to the agreement).
+  const AccuracyBudget counting = AccuracyBudget{}.set_top_k({"1", 1, 0.5});
+  const OutputCheck itself = compare_outputs(&expected, expected, {}, &counting);
+  CHECK(itself.passed);
+  REQUIRE(itself.accuracy.size() == 2);
+  CHECK(itself.accuracy[1].top_k_rows == 2);
+  CHECK(itself.accuracy[1].top_k_agreed == 2);
 
   // Without a budget: nothing more is measured, and the first failure ends the walk.
   const OutputCheck plain = compare_outputs(&expected, actual);

@@ -46,6 +46,8 @@ struct OutputAccuracy {
   /// Of the rows along the last dimension (positions times samples), those where the baseline's
   /// top-1 class is among the candidate's top-k: measured for an output an accuracy budget
   /// takes as class scores (AccuracyBudget::measures_top_k); `top_k_rows` 0 when not measured.
+  /// The rows are the reference's, whatever the candidate gave: a checker that compares the
+  /// reference with itself counts them (the check's bound on what later samples can add).
   std::size_t top_k_agreed = 0;
   std::size_t top_k_rows = 0;
 
@@ -156,15 +158,34 @@ class AccuracyBudget {
     return join(parts);
   }
 
-  /// Whether outputs measured over some of the samples already miss a measure that more samples
-  /// can only make worse (the worst relative error, the least cosine): the check may stop there.
-  /// Top-k agreement is a share, which later samples may lift, so it never stops a check.
-  [[nodiscard]] bool already_missed(std::span<const OutputAccuracy> outputs) const {
+  /// Whether outputs measured over some of the samples already miss a measure that the samples
+  /// still to come cannot mend, so that the check may stop there: the worst relative error and
+  /// the least cosine only get worse; top-k agreement is a share, which has missed once even
+  /// every row still to come agreeing would leave it short. `to_come` holds, per output (by
+  /// path), the class scores' rows in the samples not yet checked (top_k_rows); an output with
+  /// none there is not bounded, and its agreement never stops a check.
+  [[nodiscard]] bool already_missed(std::span<const OutputAccuracy> outputs,
+                                    std::span<const OutputAccuracy> to_come = {}) const {
     return std::any_of(outputs.begin(), outputs.end(), [&](const OutputAccuracy& output) {
       return (max_relative_error_ && output.relative_error &&
               !(*output.relative_error <= *max_relative_error_)) ||
-             (min_cosine_ && output.cosine && !(*output.cosine >= *min_cosine_));
+             (min_cosine_ && output.cosine && !(*output.cosine >= *min_cosine_)) ||
+             top_k_out_of_reach(output, to_come);
     });
+  }
+
+  /// Whether `output`'s top-k agreement stays under the budget's share even if each of its rows
+  /// in `to_come` agrees.
+  [[nodiscard]] bool top_k_out_of_reach(const OutputAccuracy& output,
+                                        std::span<const OutputAccuracy> to_come) const {
+    if (!top_k_ || output.top_k_rows == 0 || !measures_top_k(output.output)) return false;
+    const auto rest = std::find_if(to_come.begin(), to_come.end(), [&](const OutputAccuracy& o) {
+      return o.output == output.output;
+    });
+    if (rest == to_come.end()) return false;
+    const double at_best = static_cast<double>(output.top_k_agreed + rest->top_k_rows) /
+                           static_cast<double>(output.top_k_rows + rest->top_k_rows);
+    return at_best < top_k_->min_share;
   }
 
   /// Judges a candidate's outputs, measured over every checked sample. Outputs the checker did

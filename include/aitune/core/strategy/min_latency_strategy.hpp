@@ -458,10 +458,12 @@ class MinLatencyStrategy {
       row.accuracy_verdict = judged.text;
       row.judged_by_budget = true;
       if (!judged.within) {
-        // A measure already missed ended the check: more samples could only make it worse.
+        // A measure already missed ended the check: the samples left could not mend it.
         const std::string stopped =
             checked.missed_budget && checked.ran < checked.of
-                ? fmt::format("; the check stopped at sample {} of {}", checked.ran, checked.of)
+                ? fmt::format("; the check stopped at sample {} of {}, where the samples left "
+                              "could not bring it within the budget",
+                              checked.ran, checked.of)
                 : std::string();
         return detail::fail(row, detail::PrepareStep::check,
                             "outside the accuracy budget: " + judged.text + stopped);

@@ -152,13 +152,58 @@ struct SamplesChecked {
   return budget != nullptr && has_reference && verdict.reduced_precision;
 }
 
+/// The class scores' rows in the samples a check has yet to run, per output: what later samples
+/// could still add to a candidate's top-k agreement (AccuracyBudget::already_missed). Counted
+/// once, when the agreement first falls short, by comparing each remaining reference output with
+/// itself (a checker counts the reference's rows); each sample checked after that takes its own.
+template <class B>
+class RowsToCome {
+ public:
+  [[nodiscard]] bool counted() const noexcept { return counted_; }
+  [[nodiscard]] std::span<const OutputAccuracy> rows() const noexcept { return rows_; }
+
+  /// Counts the rows of `reference`'s outputs, as `candidate`'s checker sees them.
+  void count(const B& candidate, std::span<const typename B::output_type> reference,
+             const AccuracyBudget& budget) {
+    counted_ = true;
+    OutputCheck all;
+    for (const typename B::output_type& expected : reference) {
+      merge_accuracy(all, check_output(candidate, &expected, expected, &budget));
+    }
+    rows_ = std::move(all.accuracy);
+  }
+
+  /// One more sample checked: its rows (`sample`, its verdict) are no longer to come.
+  void checked(const OutputCheck& sample) {
+    for (const OutputAccuracy& done : sample.accuracy) {
+      for (OutputAccuracy& rest : rows_) {
+        if (rest.output == done.output) {
+          rest.top_k_rows -= std::min(rest.top_k_rows, done.top_k_rows);
+        }
+      }
+    }
+  }
+
+ private:
+  bool counted_ = false;
+  std::vector<OutputAccuracy> rows_{};
+};
+
+/// Whether a verdict's top-k agreement has missed a row so far (so that a bound on what later
+/// samples can add may end the check early).
+[[nodiscard]] inline bool top_k_fell_short(const OutputCheck& verdict) {
+  return std::any_of(verdict.accuracy.begin(), verdict.accuracy.end(),
+                     [](const OutputAccuracy& o) { return o.top_k_agreed < o.top_k_rows; });
+}
+
 /// Every one of the first `checked` samples through `candidate`, each output compared with the
 /// reference (`reference` empty: there is none, and only the outputs themselves are checked).
 /// The verdict holds, per output, the worst accuracy over the samples, and the first failure's
 /// reason (the check ends there). Under an accuracy `budget` (null: none), a reduced-precision
 /// candidate's values outside its tolerance are no failure: the budget judges them over the
-/// samples (judge_by_budget), and the check ends once a worst-case measure has missed it
-/// (AccuracyBudget::already_missed). `before_each` and `at` as for run_reference_pass.
+/// samples (judge_by_budget), and the check ends once a measure has missed it beyond what the
+/// samples still to come can mend (AccuracyBudget::already_missed). `before_each` and `at` as for
+/// run_reference_pass.
 template <class B, class BeforeEach>
 [[nodiscard]] SamplesChecked
 check_samples(B& candidate, std::span<const typename B::sample_type> samples, std::size_t checked,
@@ -166,6 +211,7 @@ check_samples(B& candidate, std::span<const typename B::sample_type> samples, st
               BeforeEach before_each, const AccuracyBudget* budget = nullptr) {
   SamplesChecked result{.of = checked};
   OutputCheck& verdict = result.verdict;
+  RowsToCome<B> to_come;
   for (at = 0; at < checked && verdict.passed && !result.missed_budget; ++at) {
     before_each();
     const typename B::output_type actual = candidate.infer(samples[at]);
@@ -176,9 +222,14 @@ check_samples(B& candidate, std::span<const typename B::sample_type> samples, st
       verdict.passed = false;
       verdict.reason = at_sample(at, samples.size(), std::move(sample.reason));
     }
+    if (to_come.counted()) to_come.checked(sample);
     merge_accuracy(verdict, std::move(sample));
     ++result.ran;
-    result.missed_budget = budget_judges && budget->already_missed(verdict.accuracy);
+    if (!budget_judges) continue;
+    if (!to_come.counted() && budget->top_k() && top_k_fell_short(verdict)) {
+      to_come.count(candidate, std::span(reference).subspan(at + 1, checked - at - 1), *budget);
+    }
+    result.missed_budget = budget->already_missed(verdict.accuracy, to_come.rows());
   }
   at = no_sample;
   after_calls<B>::run(candidate);
