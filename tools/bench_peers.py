@@ -47,7 +47,7 @@ over a direct call is what tools/bench.sh overhead measures.
 
 Usage: tools/bench_peers.py --tune BUILD/aitune-tune [--alone-bench BUILD/aitune-bench-alone]
        --models-dir DIR [--rounds 100]
-       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--cpp-alone-rounds 40] [--settle-ms 0]
+       [--calls 3] [--alone-rounds 20] [--alone-calls 20] [--cpp-alone-rounds 80] [--settle-ms 0]
        [--switch-warmup-ms 0]
        [--final-settle-ms 20 --final-settle-calls 3]
        [--json FILE] [--peers eager,compile,...] [--tune-args "--runtime-threads sweep"]
@@ -630,10 +630,11 @@ def main():
     parser.add_argument("--alone-bench",
                         help="the aitune-bench-alone program: times the contestants a C++ "
                         "server could run alone from C++ too (the C++ alone column)")
-    parser.add_argument("--cpp-alone-rounds", type=int, default=40,
+    parser.add_argument("--cpp-alone-rounds", type=int, default=80,
                         help="rounds of the C++ alone timing, each a block of --alone-calls "
-                        "calls per contestant (default 40: cheap from C++, and twice the "
-                        "rounds of the Python ones narrow the ratio's interval)")
+                        "calls per contestant (default 80: cheap from C++; at 40 the interval "
+                        "of one session configuration against itself reached 1.04, wider than "
+                        "the 3 %% a pick may lose)")
     parser.add_argument("--models-dir", required=True, help="the .pt2 archives and .shape files")
     parser.add_argument("--rounds", type=int, default=100, help="interleaved rounds (default 100)")
     parser.add_argument("--calls", type=int, default=3, help="calls per contestant and round")
