@@ -316,27 +316,49 @@ class MinLatencyStrategy {
   void screen_and_check(const TuneInputs& in, const Reference& reference, Waiting& waiting,
                         TuneReport& report) {
     if (waiting.candidates.empty()) return;
-    const ScreeningConfig& screening = in.profiling.screening();
-    const bool with_baseline = waiting.baseline.has_value();
+    const std::size_t candidates = waiting.candidates.size();
+    const double began_ms = timer_.now_ms();
+    const detail::Measurement screen = run_screen(in, reference, waiting, report);
+    const double screen_ms = timer_.now_ms() - began_ms;
+    const std::size_t screened_out = check_fastest_first(in, reference, screen, waiting, report);
+    report.measurement.screening = fmt::format(
+        "{} round(s) of {} backend(s), {} call(s) in {:.1f} s; {} of {} candidate(s) screened out "
+        "(slower than a checked backend with confidence, by over {:g}x), the others checked "
+        "fastest first",
+        screen.rounds, screen.lanes.size(), detail::total_calls_of(screen), screen_ms / 1000.0,
+        screened_out, candidates, 1.0 + in.profiling.screening().margin());
+  }
+
+  /// The screen's interleaved rounds: a lane for `waiting`'s baseline (first, where it has one)
+  /// and one for each of its candidates, in order.
+  detail::Measurement run_screen(const TuneInputs& in, const Reference& reference, Waiting& waiting,
+                                 TuneReport& report) {
     std::optional<detail::CallerPool> callers;
     if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
     std::vector<detail::Entrant> entrants = detail::entrants_of(
         waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
         config_.stop_token(), callers ? &*callers : nullptr);
-    const double began_ms = timer_.now_ms();
-    detail::Measurement screen = guard_.measured(entrants.size(), [&] {
-      return detail::LatencyRace<T>(detail::screening_race(in.profiling.race(), screening),
-                                    in.profiling.warmup(),
-                                    detail::screening_decision(config_.decision()), timer_, log_,
-                                    reference.deadline_ms, {}, &in.mix)
+    return guard_.measured(entrants.size(), [&] {
+      return detail::LatencyRace<T>(
+                 detail::screening_race(in.profiling.race(), in.profiling.screening()),
+                 in.profiling.warmup(), detail::screening_decision(config_.decision()), timer_,
+                 log_, reference.deadline_ms, {}, &in.mix)
           .run(entrants);
     });
-    const double screen_ms = timer_.now_ms() - began_ms;
+  }
 
+  /// Each of `waiting`'s candidates, fastest in `screen` first: screened out where it was
+  /// clearly slower than a backend checked before it, else checked; `waiting` keeps those that
+  /// pass, in list order. How many were screened out.
+  std::size_t check_fastest_first(const TuneInputs& in, const Reference& reference,
+                                  const detail::Measurement& screen, Waiting& waiting,
+                                  TuneReport& report) {
+    const ScreeningConfig& screening = in.profiling.screening();
     // Only what was checked screens: the baseline (its outputs are the reference), then each
     // candidate as it passes.
     std::vector<const RoundSeries*> checked;
     std::vector<std::string_view> checked_names;
+    const bool with_baseline = waiting.baseline.has_value();
     if (with_baseline && !screen.lanes[0].failure) {
       checked.push_back(&screen.lanes[0].rounds);
       checked_names.push_back(report.baseline->backend);
@@ -391,12 +413,7 @@ class MinLatencyStrategy {
     }
     std::sort(waiting.candidates.begin(), waiting.candidates.end(),
               [](const Prepared& a, const Prepared& b) { return a.index < b.index; });
-    report.measurement.screening = fmt::format(
-        "{} round(s) of {} backend(s), {} call(s) in {:.1f} s; {} of {} candidate(s) screened out "
-        "(slower than a checked backend with confidence, by over {:g}x), the others checked "
-        "fastest first",
-        screen.rounds, entrants.size(), detail::total_calls_of(screen), screen_ms / 1000.0,
-        screened_out, built.size(), 1.0 + screening.margin());
+    return screened_out;
   }
 
   /// The baseline's reasons name their step; a candidate's failed build is its cause alone.
@@ -445,15 +462,15 @@ class MinLatencyStrategy {
     row.reduced_precision = verdict.reduced_precision;
     row.quantization = std::move(verdict.quantization);
     row.accuracy = std::move(verdict.accuracy);
+    const bool budget_decides = verdict.passed && budget != nullptr && verdict.reduced_precision;
     // No baseline outputs (no baseline could run): nothing to judge the budget by, and a
     // reduced precision is not trusted unjudged.
-    if (verdict.passed && budget != nullptr && verdict.reduced_precision &&
-        reference.outputs.empty()) {
+    if (budget_decides && reference.outputs.empty()) {
       return detail::fail(row, detail::PrepareStep::check,
                           "it computes in a lower precision and the accuracy budget cannot be "
                           "judged without the baseline's outputs (there is no baseline)");
     }
-    if (verdict.passed && detail::judged_by_budget(budget, verdict, !reference.outputs.empty())) {
+    if (budget_decides) {
       const AccuracyVerdict judged = budget->judge(row.accuracy);
       row.accuracy_verdict = judged.text;
       row.judged_by_budget = true;
