@@ -462,15 +462,15 @@ class MinLatencyStrategy {
     row.reduced_precision = verdict.reduced_precision;
     row.quantization = std::move(verdict.quantization);
     row.accuracy = std::move(verdict.accuracy);
-    const bool budget_decides = verdict.passed && budget != nullptr && verdict.reduced_precision;
+    const bool under_budget = verdict.passed && detail::budget_decides(budget, verdict);
     // No baseline outputs (no baseline could run): nothing to judge the budget by, and a
     // reduced precision is not trusted unjudged.
-    if (budget_decides && reference.outputs.empty()) {
+    if (under_budget && reference.outputs.empty()) {
       return detail::fail(row, detail::PrepareStep::check,
                           "it computes in a lower precision and the accuracy budget cannot be "
                           "judged without the baseline's outputs (there is no baseline)");
     }
-    if (budget_decides) {
+    if (under_budget) {
       const AccuracyVerdict judged = budget->judge(row.accuracy);
       row.accuracy_verdict = judged.text;
       row.judged_by_budget = true;

@@ -145,11 +145,17 @@ struct SamplesChecked {
   bool missed_budget = false;  ///< it ended early: a worst-case measure missed the budget
 };
 
+/// Whether `budget` (null: none) is to judge a candidate whose check gave `verdict`: it
+/// computes in a lower precision. Judging it needs a reference (judged_by_budget).
+[[nodiscard]] inline bool budget_decides(const AccuracyBudget* budget, const OutputCheck& verdict) {
+  return budget != nullptr && verdict.reduced_precision;
+}
+
 /// Whether `budget` (null: none) judges a candidate whose check over its samples gave
 /// `verdict`: it computes in a lower precision and was compared with a reference.
 [[nodiscard]] inline bool judged_by_budget(const AccuracyBudget* budget, const OutputCheck& verdict,
                                            bool has_reference) {
-  return budget != nullptr && has_reference && verdict.reduced_precision;
+  return has_reference && budget_decides(budget, verdict);
 }
 
 /// The class scores' rows in the samples a check has yet to run, per output: what later samples
