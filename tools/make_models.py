@@ -8,10 +8,15 @@ failed one is left out and recorded in the archive). --format torchscript (the d
 Debian's python3-torch 1.13): <out>/<name>.pt, traced. Needs no network and no weights. Each
 model gets <name>.shape beside it, the --input arguments aitune-tune needs (one per line: a shape,
 or for token ids a shape, dtype and range, as 1x128:int64[0,30522)).
+--task synthetic trains each image model briefly on a synthetic 10-class task first
+(tools/synthetic_task.py), so that its class scores have a trained model's margins, calibrates
+its int8 variants on the task's inputs, and writes 100 held-out task inputs beside it
+(<name>.samples/NNN.pt, for aitune-tune --sample); other models keep their random weights.
 Existing files are kept unless --force. Files are written to a temporary name and renamed, so a
 crash leaves no half-written model.
 
-Usage: tools/make_models.py [--out models] [--force] [--format pt2 [--variants LIST]] [name ...]
+Usage: tools/make_models.py [--out models] [--force] [--format pt2 [--variants LIST]]
+       [--task synthetic] [name ...]
 """
 import argparse
 import os
@@ -27,6 +32,7 @@ import torch  # noqa: E402
 from aitune_export import (  # noqa: E402
     VARIANT_NAMES, default_variants, write_atomically)
 from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
+import synthetic_task  # noqa: E402
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -107,29 +113,44 @@ def input_specs(name):
     return [parse_input(text) for text in MODELS[name].inputs]
 
 
-def build_module(name):
-    """The model `name` in eval mode with its (seeded, so reproducible) random weights, and its
-    inputs (Input). The TorchScript and the .pt2 files of a model hold the very same weights."""
+def build_module(name, task=None):
+    """The model `name` in eval mode with its (seeded, so reproducible) random weights, trained
+    on the synthetic task where `task` says so and the model takes an image, and its inputs
+    (Input), and whether it was trained. The TorchScript and the .pt2 files of a model hold the
+    very same weights."""
     specs = input_specs(name)
     torch.manual_seed(0)
     module = MODELS[name].make()
     calibrate_batchnorm(module, specs)
+    trained = task == "synthetic" and synthetic_task.is_image(specs)
+    if trained:
+        synthetic_task.train(module, specs[0].shape, log=lambda line: print(f"{name}: {line}"))
     module.eval()
-    return module, specs
+    return module, specs, trained
 
 
-def make(name, out_dir, force, model_format="torchscript", variants=(), device="cpu"):
+def make(name, out_dir, force, model_format="torchscript", variants=(), device="cpu", task=None):
     path = os.path.join(out_dir, f"{name}.pt2" if model_format == "pt2" else f"{name}.pt")
     if os.path.exists(path) and not force:
         print(f"{path}: exists")
         return 0
-    module, specs = build_module(name)
+    module, specs, trained = build_module(name, task)
     failed = 0
     # Standard normal floats, token ids uniform over their range.
     inputs = make_inputs(specs, device if model_format == "pt2" else "cpu", 0)
     if model_format == "pt2":
         from aitune_export import export
-        failed = len(export(module, inputs, path, variants, device, specs=specs)[1])
+        task_inputs = {}
+        if trained:  # the int8 variants calibrate, and a repair judges, on the task's inputs
+            from aitune_export.quantize import Calibration
+            shape = specs[0].shape
+            task_inputs = {
+                "calibration": Calibration(synthetic_task.draw(
+                    shape, 300, synthetic_task.SEEDS["calibration"])[0], "synthetic task"),
+                "repair_inputs": lambda count: synthetic_task.draw(
+                    shape, count, synthetic_task.SEEDS["repair"])[0]}
+        failed = len(export(module, inputs, path, variants, device, specs=specs,
+                            **task_inputs)[1])
     else:
         with torch.no_grad():
             # strict=False lets BERT's ModelOutput (a dict) out: its keys never change.
@@ -140,6 +161,8 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
         with open(tmp, "w") as f:
             f.writelines(text + "\n" for text in MODELS[name].inputs)
     write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes, suffix="")
+    if trained:
+        synthetic_task.save_samples(os.path.join(out_dir, f"{name}.samples"), specs[0].shape)
     print(f"{path}: {name} with input {' '.join(MODELS[name].inputs)}")
     return failed
 
@@ -157,6 +180,11 @@ def main():
                              "packages import)")
     parser.add_argument("--device", default="cpu",
                         help="with --format pt2: the device to export and compile for")
+    parser.add_argument("--task", choices=["synthetic"],
+                        help="train each image model briefly on a synthetic 10-class task first "
+                             "(tools/synthetic_task.py), so its class scores have margins; its "
+                             "int8 variants calibrate on the task, and 100 held-out task inputs "
+                             "go to <name>.samples/ (default: random weights)")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
@@ -172,7 +200,7 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     failed = 0
     for name in args.names or list(MODELS):
-        failed += make(name, args.out, args.force, args.format, variants, args.device)
+        failed += make(name, args.out, args.force, args.format, variants, args.device, args.task)
     if failed:
         print(f"{failed} variant(s) failed to compile or convert (see above)", file=sys.stderr)
     return 1 if failed else 0

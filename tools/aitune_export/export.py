@@ -98,7 +98,7 @@ def quantize_variant(variant, base_files, names, cases, calibration, transformer
 
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
            dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None,
-           int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS):
+           int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS, repair_inputs=None):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
@@ -110,7 +110,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     with a warning) and take the model as a transformer where `model_type` says so
     ("transformer", "cnn"; None: from the graph); an onnx_int8 or openvino_int8 whose outputs
     break is made again with NNCF's accuracy control, reverting at most `repair_iterations` layer
-    groups to f32. Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
+    groups to f32, judged on `repair_inputs(count)` (input tuples the calibration never saw;
+    None: random ones). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
     and of those that failed (a variant the device cannot run is skipped, neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
     compiled (aoti_int8.py), on the same calibration."""
@@ -227,7 +228,9 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     def validation(count=100):
         # Held-out inputs (seeds apart from the example's, the bounds' and the calibration's)
         # and eager PyTorch's outputs for them, to repair an int8 model on.
-        held_out = [make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
+        held_out = ([make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
+                    if repair_inputs is None else
+                    [tuple(t.to(device) for t in sample) for sample in repair_inputs(count)])
         return [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
                 for inputs in held_out]
 
