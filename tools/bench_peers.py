@@ -39,7 +39,10 @@ selection is compared twice: with the best peer as shipped (no quantising peer),
 best peer, quantising ones included, whose outputs are within the budget. The models are then
 the five and a config-built BERT-base (128 tokens, make_models.py's bert_base); a model whose
 outputs are not class scores (BERT's and the transformer encoder's hidden states) is judged, and
-tuned, without top-1.
+tuned, without top-1. A model trained on the synthetic task (make_models.py --task synthetic,
+which tools/bench.sh peers --accuracy makes: <name>.samples/ beside its archive) is tuned on those
+held-out samples (aitune-tune --sample), and its peers calibrate, and every contestant is judged,
+on the task's inputs, each from seeds of their own (synthetic_task.SEEDS).
 
 The selected backend runs from Python here, not through the C++ TunedModule: the same runtime
 and settings, so its ratio says whether the tuner chose well; the TunedModule's own overhead
@@ -74,6 +77,7 @@ from bench_real import cpu_features, cpu_name, describe_cpu  # noqa: E402
 from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
 from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
 import peers_int8  # noqa: E402
+import synthetic_task  # noqa: E402
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")
@@ -97,11 +101,11 @@ def input_args(specs):
     return [arg for spec in specs for arg in ("--input", spec.text)]
 
 
-def tune(tuner, archive, input_specs, budget_s, report_path, more=()):
-    """Tunes `archive` with aitune-tune (its default candidates, or as `more` says); returns its
-    JSON report."""
+def tune(tuner, archive, inputs, budget_s, report_path, more=()):
+    """Tunes `archive` with aitune-tune (its default candidates, or as `more` says) on `inputs`
+    (its --input or --sample arguments); returns its JSON report."""
     command = [tuner, archive, "--json", report_path, "--quiet", "--time-budget", str(budget_s),
-               *more, *input_args(input_specs)]
+               *more, *inputs]
     start = time.monotonic()
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - start
@@ -292,11 +296,16 @@ def selected_call(report, archive, inputs):
     raise ValueError(f"no way to run the selected key '{key}' here")
 
 
-def peer_calls(name, archive, inputs, wanted, log, calibration=()):
+def peer_calls(name, archive, inputs, wanted, log, calibration=(), trained=False):
     """The peers a user could run instead, with default settings: [(label, call)]. The
-    quantising ones (QUANTISING_PEERS) calibrate on `calibration`."""
-    from make_models import build_module
-    module, _ = build_module(name)
+    quantising ones (QUANTISING_PEERS) calibrate on `calibration`. Eager PyTorch runs the model
+    make_models.py builds, or for a model it `trained` (--task synthetic), the archive's own
+    ExportedProgram: the weights training left, which no seed rebuilds exactly."""
+    if trained:
+        module = torch.export.load(archive).module()
+    else:
+        from make_models import build_module
+        module = build_module(name)[0]
     peers = []
 
     def add(label, make):
@@ -468,7 +477,14 @@ def bench_model(args, name, log):
     if accuracy_text != args.accuracy:
         log(f"  its outputs are not class scores: judged by {accuracy_text} (no top-1)")
     budget_args = ["--accuracy", accuracy_text] if args.accuracy else []
-    report = tune(args.tune, archive, input_specs, time_budget(args, name),
+    # A model trained on the synthetic task is tuned, calibrated and judged on the task's inputs
+    # (make_models.py --task synthetic), each use from seeds of its own.
+    samples = synthetic_task.sample_files(args.models_dir, name)
+    if samples:
+        log(f"  trained on the synthetic task: tuned on its {len(samples)} held-out samples")
+    report = tune(args.tune, archive,
+                  [a for f in samples for a in ("--sample", f)] or input_args(input_specs),
+                  time_budget(args, name),
                   os.path.join(args.report_dir, f"{name}.json"),
                   [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
@@ -482,10 +498,16 @@ def bench_model(args, name, log):
                            args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
                            log)
     inputs = list(make_inputs(input_specs, "cpu", 1))
-    calibration = (peers_int8.random_inputs(input_specs, args.calibration_samples,
-                                            peers_int8.CALIBRATION_SEED)
+    def held_out_inputs(count, use, random_seed):  # the task's, or random ones
+        if samples:
+            return synthetic_task.draw(input_specs[0].shape, count, synthetic_task.SEEDS[use])[0]
+        return peers_int8.random_inputs(input_specs, count, random_seed)
+
+    calibration = (held_out_inputs(args.calibration_samples, "calibration",
+                                   peers_int8.CALIBRATION_SEED)
                    if any(p in args.peers for p in QUANTISING_PEERS) else ())
-    module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration)
+    module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration,
+                               trained=bool(samples))
     selected = (selected_label, selected_call(report, archive, inputs))
     with torch.inference_mode():
         expected = module(*inputs)
@@ -494,8 +516,7 @@ def bench_model(args, name, log):
     accuracy = {}
     if args.accuracy:
         log(f"  accuracy of each on {args.accuracy_samples} held-out inputs")
-        held_out = peers_int8.random_inputs(input_specs, args.accuracy_samples,
-                                            peers_int8.HELD_OUT_SEED)
+        held_out = held_out_inputs(args.accuracy_samples, "harness", peers_int8.HELD_OUT_SEED)
         with torch.inference_mode():
             wanted = [module(*sample) for sample in held_out]
         for label, call in contestants:
