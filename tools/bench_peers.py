@@ -498,13 +498,13 @@ def bench_model(args, name, log):
                            args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
                            log)
     inputs = list(make_inputs(input_specs, "cpu", 1))
-    def held_out_inputs(count, use, random_seed):  # the task's, or random ones
+    def task_or_random_inputs(count, use, random_seed):  # `use`: a key of synthetic_task.SEEDS
         if samples:
             return synthetic_task.draw(input_specs[0].shape, count, synthetic_task.SEEDS[use])[0]
         return peers_int8.random_inputs(input_specs, count, random_seed)
 
-    calibration = (held_out_inputs(args.calibration_samples, "calibration",
-                                   peers_int8.CALIBRATION_SEED)
+    calibration = (task_or_random_inputs(args.calibration_samples, "calibration",
+                                         peers_int8.CALIBRATION_SEED)
                    if any(p in args.peers for p in QUANTISING_PEERS) else ())
     module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration,
                                trained=bool(samples))
@@ -516,7 +516,7 @@ def bench_model(args, name, log):
     accuracy = {}
     if args.accuracy:
         log(f"  accuracy of each on {args.accuracy_samples} held-out inputs")
-        held_out = held_out_inputs(args.accuracy_samples, "harness", peers_int8.HELD_OUT_SEED)
+        held_out = task_or_random_inputs(args.accuracy_samples, "harness", peers_int8.HELD_OUT_SEED)
         with torch.inference_mode():
             wanted = [module(*sample) for sample in held_out]
         for label, call in contestants:

@@ -20,6 +20,7 @@ Usage: tools/make_models.py [--out models] [--force] [--format pt2 [--variants L
 """
 import argparse
 import os
+import shutil
 import sys
 
 # PyTorch deprecated Python's torch.jit in 2.11: a FutureWarning in 2.11 to 2.15. A proposed
@@ -161,8 +162,11 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
         with open(tmp, "w") as f:
             f.writelines(text + "\n" for text in MODELS[name].inputs)
     write_atomically(os.path.join(out_dir, f"{name}.shape"), write_shapes, suffix="")
+    samples = os.path.join(out_dir, f"{name}.samples")
     if trained:
-        synthetic_task.save_samples(os.path.join(out_dir, f"{name}.samples"), specs[0].shape)
+        synthetic_task.save_samples(samples, specs[0].shape)
+    else:  # samples of an earlier --task would say these random weights were trained
+        shutil.rmtree(samples, ignore_errors=True)
     print(f"{path}: {name} with input {' '.join(MODELS[name].inputs)}")
     return failed
 

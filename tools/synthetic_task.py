@@ -92,6 +92,9 @@ def train(module, shape, max_steps=400, batch=16, log=print):
         right = sum(int(module(x).argmax()) == label for (x,), label in zip(inputs, labels))
     log(f"trained on the synthetic task, {len(losses)} steps of {batch}: last 10 steps' loss "
         f"{sum(losses[-10:]) / 10:.3f}, {right} of 100 unseen inputs classified right")
+    if right < 90:
+        log("WARNING: the model did not learn the task: its class scores may still be near ties, "
+            "and top-1 agreement then judges rounding, not precision")
     return right / 100
 
 
