@@ -71,7 +71,8 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
               runtime_threads_of(name)));
       continue;
     }
-    if (runtime == "onnx_int8" || runtime == "openvino_int8") {
+    if (runtime == "onnx_int8" || runtime == "openvino_int8" ||
+        runtime == "openvino_int8_bf16") {
       if (!quantized) {
         throw UsageError{fmt::format("--backends {}: an int8 model moves the outputs past any "
                                      "tolerance; say how far they may move with --accuracy",
@@ -80,9 +81,12 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
       if (runtime == "onnx_int8") {
         candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive, runtime)
                                     .set_threads(runtime_threads_of(name)));
-      } else {
+      } else {  // openvino_int8_bf16: the same model, its float layers in bf16
         candidates.emplace_back(
-            aitune::lt::OpenVino::from_archive(archive, aitune::Precision::fp32, runtime)
+            aitune::lt::OpenVino::from_archive(archive,
+                                               runtime == "openvino_int8" ? aitune::Precision::fp32
+                                                                          : aitune::Precision::bf16,
+                                               "openvino_int8")
                 .set_threads(runtime_threads_of(name)));
       }
       continue;
@@ -103,8 +107,8 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
         known.push_back(info.name);
       throw UsageError{fmt::format(
           "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
-          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, onnx_int8 and "
-          "openvino_int8 for their int8 quantisations, with @THREADS "
+          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, onnx_int8, "
+          "openvino_int8 and openvino_int8_bf16 for their int8 quantisations, with @THREADS "
           "where wanted; onnx_extended, onnx_basic, onnx_disabled for ONNX Runtime at a lower "
           "graph optimisation level)",
           archive.path.string(), name,

@@ -116,6 +116,7 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
                                     "OpenVino(model.pt2, bf16"};
   if (!bf16) expected.pop_back();
   CHECK(names_of(default_candidates(model, {0})) == expected);
+  const std::vector<std::string> expected_at_0 = expected;
   // An OpenVINO session on fewer threads than the cores makes copies for callers at once.
   const unsigned cores = std::thread::hardware_concurrency();
   const auto copies = [&](int threads) {
@@ -166,6 +167,21 @@ TEST_CASE("Each runtime session is a candidate at each thread count asked for; a
   CHECK_THROWS_AS(default_candidates(model, std::vector<int>{}), ConfigError);
   CHECK_THROWS_WITH(default_candidates(model, {1, -1}),
                     Catch::Contains("0 (the runtime's default)"));
+  // Under an accuracy budget a quantised OpenVINO IR joins in f32 and, where the CPU has it, in
+  // bf16 (OpenVINO's default there); without one, never.
+  RuntimeVariantInfo int8{"openvino_int8", {}, "openvino"};
+  int8.quantization = "int8";
+  model.archive->runtime_variants.emplace("openvino_int8", int8);
+  CHECK(names_of(default_candidates(model, {0})) == expected_at_0);
+  std::vector<std::string> with_int8 = expected_at_0;
+  with_int8.push_back("OpenVino(model.pt2, fp32, int8");
+  if (bf16) with_int8.push_back("OpenVino(model.pt2, bf16, int8");
+  CHECK(names_of(default_candidates(model, {0}, 1, true)) == with_int8);
+  // One whose quantisation failed is named once, not once per precision.
+  model.archive->runtime_variants.erase("openvino_int8");
+  model.archive->failed_variants = {{"openvino_int8", "NNCF failed"}};
+  CHECK(default_candidates(model, {0}, 1, true).size() == expected_at_0.size() + 1);
+  model.archive->failed_variants.clear();
   // A conversion that failed is named once: its build fails with the cause, at any count.
   model.archive->runtime_variants.erase("onnx");
   model.archive->failed_variants = {{"onnx", "the exporter failed"}};
