@@ -21,8 +21,9 @@
 //       thread count worth sweeping, the int8 variants, the LibTorch thread counts, the
 //       baseline); or a peer run as shipped: "onnxruntime" (ONNX Runtime's defaults, its threads
 //       spinning after calls), "openvino" (OpenVINO's defaults: bf16 where the CPU has it),
-//       "aoti:NAME" (the archive's AOTInductor model NAME), "baseline" (how the model runs
-//       untuned).
+//       "onnxruntime:VARIANT" or "openvino:VARIANT" (another model of that runtime's family the
+//       archive holds, as shipped: the peers harness's hand-quantised peers), "aoti:NAME" (the
+//       archive's AOTInductor model NAME), "baseline" (how the model runs untuned).
 #include "bench_common.hpp"
 #include <aitune/torch.hpp>
 
@@ -34,6 +35,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -70,10 +72,25 @@ AnyBackend backend_of(const Model& model, const std::string& spec,
     if (backend.key() == spec) return backend;
   }
   const lt::Pt2Archive& archive = *model.archive;
-  if (spec == "onnxruntime") return lt::OnnxRuntime::from_archive(archive).set_spinning_stop(false);
-  if (spec == "openvino") {
+  // "RUNTIME" or "RUNTIME:VARIANT": the archive's model of that runtime, or another variant of
+  // its family (a model quantised by hand, such as the peers harness's), as shipped.
+  const auto variant_of = [&](std::string_view runtime, std::string_view family) {
+    if (spec == runtime) return std::optional<std::string>(family);
+    const std::string prefix = std::string(runtime) + ":";
+    if (!spec.starts_with(prefix)) return std::optional<std::string>();
+    const auto found = archive.runtime_variants.find(spec.substr(prefix.size()));
+    if (found == archive.runtime_variants.end() || found->second.family != family) {
+      return std::optional<std::string>();
+    }
+    return std::optional<std::string>(found->first);
+  };
+  if (const auto variant = variant_of("onnxruntime", "onnx")) {
+    return lt::OnnxRuntime::from_archive(archive, *variant).set_spinning_stop(false);
+  }
+  if (const auto variant = variant_of("openvino", "openvino")) {
     return lt::OpenVino::from_archive(
-        archive, lt::OpenVino::cpu_has_bf16() ? aitune::Precision::bf16 : aitune::Precision::fp32);
+        archive, lt::OpenVino::cpu_has_bf16() ? aitune::Precision::bf16 : aitune::Precision::fp32,
+        *variant);
   }
   if (spec == "baseline") return lt::make_baseline(model);
   if (spec.starts_with("aoti:")) {
@@ -87,8 +104,12 @@ AnyBackend backend_of(const Model& model, const std::string& spec,
   std::string keys;
   for (const AnyBackend& backend : pool)
     keys += "\n  " + backend.key();
-  throw aitune::ConfigError(fmt::format("no backend of '{}' has the key '{}'; its keys:{}",
-                                        archive.path.string(), spec, keys));
+  std::string variants;
+  for (const auto& [name, info] : archive.runtime_variants)
+    variants += fmt::format(" {}:{}", info.family == "onnx" ? "onnxruntime" : "openvino", name);
+  throw aitune::ConfigError(
+      fmt::format("no backend of '{}' has the key '{}'; its keys:{}\nand its runtimes' models:{}",
+                  archive.path.string(), spec, keys, variants));
 }
 
 /// `calls` consecutive calls of `backend`; the second half's latencies in ms.
@@ -155,8 +176,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "aitune-bench-alone: {}\nusage: {} MODEL.pt2 --input [NAME=]SHAPE [--input ...] "
                "--contestant LABEL=SPEC [...] [--rounds N] [--calls N] [--json FILE]\n"
-               "SPEC: a backend key (a report's selected_key), onnxruntime, openvino, "
-               "aoti:NAME or baseline\n",
+               "SPEC: a backend key (a report's selected_key), onnxruntime[:VARIANT], "
+               "openvino[:VARIANT], aoti:NAME or baseline\n",
                error.what(), argv[0]);
     return 2;
   }

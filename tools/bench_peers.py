@@ -23,8 +23,11 @@ inputs may be token ids: 1x128:int64[0,30522)):
 
 With --alone-bench (tools/bench.sh passes it), the contestants a C++ server could run - the
 selection, eager PyTorch's counterpart (the ExportedProgram on the native runtime), each
-AOTInductor model, ONNX Runtime and OpenVINO as shipped - are also timed alone from C++ by
-aitune-bench-alone, first, before this process builds anything: the "C++ alone" column and ratio.
+AOTInductor model, ONNX Runtime and OpenVINO as shipped, and under --accuracy the peers
+quantised by hand - are also timed alone from C++ by aitune-bench-alone, first, before this
+process builds anything: the "C++ alone" column and ratio. The hand-quantised peers are made once,
+in a process of their own, into a copy of the model's archive (tools/peers_int8.py
+write_peer_archive), so both timings run the same model; the copy is removed once they are built.
 From Python each call also pays for argument conversion and output copies, and torch's own
 threads share the process (on MobileNetV3-Small on a 2-core AVX2 EPYC the harness alone had ONNX
 Runtime 11 % ahead of OpenVINO where the tuner's C++ timing had OpenVINO 5 % ahead); the C++
@@ -60,6 +63,7 @@ Usage: tools/bench_peers.py --tune BUILD/aitune-tune [--alone-bench BUILD/aitune
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import random
 import statistics
@@ -117,12 +121,14 @@ def tune(tuner, archive, inputs, budget_s, report_path, more=()):
     return report
 
 
-def cpp_contestants(selected_label, report, archive, wanted):
+def cpp_contestants(selected_label, selected_key, archive, wanted, peer_variants):
     """The contestants a C++ server could run, as (label, spec) for aitune-bench-alone: the
-    selection (`selected_label`) by its key, and the peers with a C++ counterpart, under their labels here. Eager
-    PyTorch's counterpart is the baseline (the archive's ExportedProgram on the native runtime);
-    torch.compile and the peers quantised here by hand have none."""
-    specs = [(selected_label, report["selected_key"])]
+    selection (`selected_label`) by its key, and the peers with a C++ counterpart, under their
+    labels here. Eager PyTorch's counterpart is the baseline (the archive's ExportedProgram on the
+    native runtime); a peer quantised here by hand is its variant (`peer_variants`:
+    peers_int8.write_peer_archive) on its runtime at the runtime's defaults; torch.compile has
+    none."""
+    specs = [(selected_label, selected_key)]
     if "eager" in wanted:
         specs.append(("eager PyTorch", "baseline"))
     if "aoti" in wanted:
@@ -131,6 +137,9 @@ def cpp_contestants(selected_label, report, archive, wanted):
         specs.append(("ONNX Runtime", "onnxruntime"))
     if "openvino" in wanted:
         specs.append(("OpenVINO", "openvino"))
+    for peer, variant in peer_variants.items():
+        runtime = "onnxruntime" if peer == "onnxruntime_int8" else "openvino"
+        specs.append((INT8_LABELS[peer], f"{runtime}:{variant}"))
     return specs
 
 
@@ -296,11 +305,13 @@ def selected_call(report, archive, inputs):
     raise ValueError(f"no way to run the selected key '{key}' here")
 
 
-def peer_calls(name, archive, inputs, wanted, log, calibration=(), trained=False):
+def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained=False):
     """The peers a user could run instead, with default settings: [(label, call)]. The
-    quantising ones (QUANTISING_PEERS) calibrate on `calibration`. Eager PyTorch runs the model
-    make_models.py builds, or for a model it `trained` (--task synthetic), the archive's own
-    ExportedProgram: the weights training left, which no seed rebuilds exactly."""
+    quantising ones (QUANTISING_PEERS) run their variants of another archive (`quantised`: its
+    path and {peer: variant}, from quantising_peers_archive), the others `archive`'s models.
+    Eager PyTorch runs the model make_models.py builds, or for a model it `trained` (--task
+    synthetic), the archive's own ExportedProgram: the weights training left, which no seed
+    rebuilds exactly."""
     if trained:
         module = torch.export.load(archive).module()
     else:
@@ -332,20 +343,34 @@ def peer_calls(name, archive, inputs, wanted, log, calibration=(), trained=False
         add("ONNX Runtime", lambda: onnx_session(archive, inputs))
     if "openvino" in wanted:
         add("OpenVINO", lambda: openvino_model(archive, inputs))
-    if any(peer in wanted for peer in QUANTISING_PEERS):
-        import peers_int8
-        from aitune_export.quantize import is_transformer
-        onnx_bytes = archive_record(archive, ONNX_RECORD)
-        transformer = is_transformer({ONNX_RECORD: onnx_bytes}, ONNX_RECORD, None)
-        if "onnxruntime_int8" in wanted:
-            add(INT8_LABELS["onnxruntime_int8"], lambda: onnx_session(
-                archive, inputs,
-                model_bytes=peers_int8.onnx_int8_defaults(onnx_bytes, calibration, transformer)))
-        if "openvino_int8" in wanted:
-            add(INT8_LABELS["openvino_int8"], lambda: openvino_model(
-                archive, inputs, model=peers_int8.openvino_int8_defaults(
-                    openvino_read(archive), calibration, transformer, log)))
+    copy, variants = quantised
+    for peer, variant in variants.items():
+        records = [f"aitune/{variant}/{f}" for f in peers_int8.FAMILY_FILES[
+            "onnx" if peer == "onnxruntime_int8" else "openvino"]]
+        if peer == "onnxruntime_int8":
+            add(INT8_LABELS[peer], lambda r=records: onnx_session(copy, inputs, record=r[0]))
+        else:
+            add(INT8_LABELS[peer], lambda r=records: openvino_model(copy, inputs, records=r))
     return module, peers
+
+
+def quantising_peers_archive(args, name, archive, wanted, calibration, source, log):
+    """The quantising peers of `wanted`, made at their defaults (calibrated on `calibration`,
+    from `source`) into a copy of `archive` in the report folder, in a process of its own so
+    that this one builds nothing before the C++ alone timing: (the copy's path, {peer: variant}),
+    or (`archive`, {}) where no quantising peer is wanted."""
+    peers = [peer for peer in QUANTISING_PEERS if peer in wanted]
+    if not peers:
+        return archive, {}
+    copy = os.path.join(args.report_dir, f"{name}.peers.pt2")
+    start = time.monotonic()
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        made = pool.apply(peers_int8.write_peer_archive,
+                          (archive, copy, peers, calibration, source))
+    log(f"  quantised by hand at defaults in {time.monotonic() - start:.0f} s: "
+        f"{', '.join(INT8_LABELS[p] for p in made) or 'none'} (in {copy})")
+    return copy, made
 
 
 def median_interval(values, level=0.95):
@@ -489,15 +514,7 @@ def bench_model(args, name, log):
                   [*budget_args, *args.tune_args.split()])
     log(f"  selected {report['selected']} (tuning {report['_tuning_s']:.0f} s)")
     selected_label = "selected: " + report["selected"]
-    cpp = {}
-    if args.alone_bench:  # first, while this process has built nothing that could run beside it
-        log(f"  each alone from C++, {args.cpp_alone_rounds} rounds of {args.alone_calls} calls")
-        cpp = alone_in_cpp(args.alone_bench, archive, input_specs,
-                           cpp_contestants(selected_label, report, archive, args.peers),
-                           args.cpp_alone_rounds,
-                           args.alone_calls, os.path.join(args.report_dir, f"{name}.alone.json"),
-                           log)
-    inputs = list(make_inputs(input_specs, "cpu", 1))
+
     def task_or_random_inputs(count, use, random_seed):  # `use`: a key of synthetic_task.SEEDS
         if samples:
             return synthetic_task.draw(input_specs[0].shape, count, synthetic_task.SEEDS[use])[0]
@@ -506,8 +523,30 @@ def bench_model(args, name, log):
     calibration = (task_or_random_inputs(args.calibration_samples, "calibration",
                                          peers_int8.CALIBRATION_SEED)
                    if any(p in args.peers for p in QUANTISING_PEERS) else ())
-    module, peers = peer_calls(name, archive, inputs, args.peers, log, calibration,
-                               trained=bool(samples))
+    # The quantising peers are variants of a copy of the archive, from which the C++ alone
+    # timing runs every contestant (the selection's key names the same backend there), and the
+    # harness its quantising peers; the copy is gone once they are built.
+    timed, peer_variants = quantising_peers_archive(
+        args, name, archive, args.peers, calibration,
+        "synthetic task" if samples else "random", log)
+    try:
+        cpp = {}
+        if args.alone_bench:  # first, while this process has built nothing to run beside it
+            log(f"  each alone from C++, {args.cpp_alone_rounds} rounds of {args.alone_calls} "
+                "calls")
+            cpp = alone_in_cpp(args.alone_bench, timed, input_specs,
+                               cpp_contestants(selected_label,
+                                               report["selected_key"].replace(
+                                                   f":{archive}:", f":{timed}:", 1),
+                                               timed, args.peers, peer_variants),
+                               args.cpp_alone_rounds, args.alone_calls,
+                               os.path.join(args.report_dir, f"{name}.alone.json"), log)
+        inputs = list(make_inputs(input_specs, "cpu", 1))
+        module, peers = peer_calls(name, archive, inputs, args.peers, log,
+                                   (timed, peer_variants), trained=bool(samples))
+    finally:
+        if timed != archive:
+            os.remove(timed)
     selected = (selected_label, selected_call(report, archive, inputs))
     with torch.inference_mode():
         expected = module(*inputs)

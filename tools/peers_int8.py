@@ -8,14 +8,19 @@ outputs move from eager PyTorch's, measured as aitune-tune measures a candidate 
     convolutional model; quantize_dynamic for a transformer, as ONNX Runtime's guide advises;
   - OpenVINO: NNCF's nncf.quantize (its default preset; its transformer model type for a
     transformer, as its guide advises).
+  Each is made once, in a copy of the model's archive where it is a variant of its own
+  (PEER_VARIANTS, write_peer_archive): so the C++ alone timing (aitune-bench-alone
+  --contestant LABEL=openvino:VARIANT) runs the very model the harness judges.
 - Accuracy, on held-out inputs none of the calibration inputs is among (their seeds differ), per
   output: the least cosine similarity over the inputs (NaN or infinity counts as -1), and for
   the first output with two or more classes in its last dimension, the share of its rows whose
   top-1 class agrees with eager PyTorch's (aitune-tune's topK measure at k = 1).
 """
+import json
 import math
 import os
 import tempfile
+import zipfile
 
 import torch
 
@@ -129,3 +134,80 @@ def openvino_int8_defaults(model, calibration, transformer, log):
     options = {"model_type": nncf.ModelType.TRANSFORMER} if transformer else {}
     return nncf.quantize(model, nncf.Dataset([[t.numpy() for t in sample]
                                               for sample in calibration]), **options)
+
+
+# The variant each quantising peer is recorded as in write_peer_archive's copy: named apart from
+# the export tool's own int8 variants (none a prefix of another: archive.check_names).
+PEER_VARIANTS = {"onnxruntime_int8": "peer_onnx_int8", "openvino_int8": "peer_openvino_int8"}
+# The records written per family, in the order its C++ backend loads them.
+FAMILY_FILES = {"onnx": ("model.onnx",), "openvino": ("model.xml", "model.bin")}
+
+
+def write_peer_archive(archive, out, peers, calibration, calibration_source, log=print):
+    """Writes `out`: a copy of the .pt2 `archive` with each quantising peer of `peers` (keys of
+    PEER_VARIANTS) made at its defaults from the archive's fp32 ONNX model or OpenVINO IR,
+    calibrated on `calibration`, and added as the variant PEER_VARIANTS[peer] (family onnx or
+    openvino, its records under aitune/<variant>/, its calibration inputs' digests recorded).
+    Returns {peer: variant} of those made; a peer that fails is logged and left out. Run it in a
+    process of its own: the quantisers leave thread pools behind."""
+    import numpy
+    import openvino
+    from torch.export.pt2_archive._package import PT2ArchiveWriter
+
+    from aitune_export import ONNX_RECORD, OPENVINO_RECORDS
+    from aitune_export.archive import write_atomically
+    from aitune_export.quantize import is_transformer, sample_digest
+
+    with zipfile.ZipFile(archive) as z:
+        # name (without the archive's top folder) -> zip entry; the writer adds its own of these
+        entries = {info.filename.split("/", 1)[1]: info for info in z.infolist()}
+        for own in (".data/version", "byteorder", ".data/serialization_id"):
+            entries.pop(own, None)
+        record = json.loads(z.read(entries.pop("extra/aitune.json")))
+        onnx_bytes = z.read(entries[ONNX_RECORD])
+        transformer = is_transformer({ONNX_RECORD: onnx_bytes}, ONNX_RECORD, None)
+        quantization = {"dtype": "int8", "calibration": {
+            "source": calibration_source, "count": len(calibration),
+            "digests": [sample_digest(sample) for sample in calibration]}}
+        added, made = {}, {}
+        for peer in peers:
+            variant = PEER_VARIANTS[peer]
+            try:
+                if peer == "onnxruntime_int8":
+                    family, method = "onnx", "onnxruntime quantize_static/dynamic at defaults"
+                    files = [onnx_int8_defaults(onnx_bytes, calibration, transformer)]
+                else:
+                    family, method = "openvino", "nncf.quantize at defaults"
+                    xml, weights = (z.read(entries[r]) for r in OPENVINO_RECORDS)
+                    model = openvino_int8_defaults(
+                        openvino.Core().read_model(xml.decode(), openvino.Tensor(
+                            numpy.frombuffer(weights, numpy.uint8))), calibration, transformer, log)
+                    with tempfile.TemporaryDirectory() as scratch:
+                        openvino.save_model(model, os.path.join(scratch, "model.xml"),
+                                            compress_to_fp16=False)
+                        files = [read_bytes(os.path.join(scratch, f))
+                                 for f in FAMILY_FILES["openvino"]]
+            except Exception as error:  # a peer that cannot be made is named, not fatal
+                log(f"  {peer} at defaults: failed: {str(error).splitlines()[0][:200]}")
+                continue
+            names = [f"aitune/{variant}/{f}" for f in FAMILY_FILES[family]]
+            added.update(zip(names, files))
+            record["variants"][variant] = dict(
+                record["variants"][family], records=names,
+                quantization=dict(quantization, method=f"{method} (tools/bench_peers.py)"))
+            made[peer] = variant
+
+        def write(path):
+            with PT2ArchiveWriter(path) as writer:
+                for name, info in entries.items():
+                    writer.write_bytes(name, z.read(info))
+                writer.write_bytes("extra/aitune.json", json.dumps(record).encode())
+                for name, data in added.items():
+                    writer.write_bytes(name, data)
+        write_atomically(out, write)
+    return made
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
