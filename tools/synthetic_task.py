@@ -11,6 +11,7 @@ int8 variants calibrate, and are judged, on the task's inputs as a deployed mode
 data: calibration, the tuner's held-out samples (<name>.samples/, aitune-tune --sample) and the
 peers harness's held-out inputs each come from seeds of their own (SEEDS), so they never overlap.
 """
+import functools
 import os
 
 import torch
@@ -31,8 +32,9 @@ def is_image(specs):
             and specs[0].dtype.is_floating_point)
 
 
+@functools.lru_cache(maxsize=4)  # training draws a batch a step, all of one shape
 def patterns(shape):
-    """The classes' patterns for inputs of `shape` (1xCxHxW): CLASSES x C x H x W."""
+    """The classes' patterns for inputs of `shape` (1xCxHxW, a tuple): CLASSES x C x H x W."""
     generator = torch.Generator().manual_seed(1234)
     small = torch.randn(CLASSES, shape[1], PATTERN_SIDE, PATTERN_SIDE, generator=generator)
     large = torch.nn.functional.interpolate(small, size=tuple(shape[2:]), mode="bilinear",
@@ -43,13 +45,13 @@ def patterns(shape):
 def draw(shape, count, seed):
     """`count` inputs of the task for `shape` and their classes: ([(input,), ...], [class, ...]),
     input i from seed `seed` + i (so a use's inputs do not depend on how many it draws)."""
-    shapes = patterns(shape)
+    class_patterns = patterns(tuple(shape))
     inputs, labels = [], []
     for i in range(count):
         generator = torch.Generator().manual_seed(seed + i)
         label = int(torch.randint(0, CLASSES, (1,), generator=generator))
         noise = torch.randn(tuple(shape), generator=generator)
-        inputs.append((shapes[label].unsqueeze(0) + NOISE * noise,))
+        inputs.append((class_patterns[label].unsqueeze(0) + NOISE * noise,))
         labels.append(label)
     return inputs, labels
 
