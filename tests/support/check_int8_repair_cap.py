@@ -1,7 +1,9 @@
 # Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 """Checks that the export tool's repair of a broken int8 model (NNCF's accuracy control, for
 onnx_int8 and openvino_int8) is capped at --repair-iterations reverted layer groups, and that its
-record says whether the repaired model reached the aim on the held-out inputs. CI has no NNCF:
+record says whether the repaired model reached the aim on the held-out inputs, and that a CNN's
+OpenVINO model is quantised at NNCF's default preset, then MIXED where that breaks the example.
+CI has no NNCF:
 a stand-in records what it is asked and returns the f32 model unchanged (as a repair that
 reverted every layer would).
 
@@ -22,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from aitune_export import quantize  # noqa: E402
 
 asked = []
+presets = []  # the preset of each nncf.quantize call (None: NNCF's default)
 
 
 def fake_nncf():
@@ -34,7 +37,12 @@ def fake_nncf():
     nncf.OverflowFix = types.SimpleNamespace(ENABLE=types.SimpleNamespace(value="enable"),
                                              FIRST_LAYER=types.SimpleNamespace(value="first_layer"))
     nncf.AdvancedQuantizationParameters = lambda **kwargs: kwargs
-    nncf.quantize = lambda model, calibration, **options: model  # "int8": the f32 model
+
+    def quantize(model, calibration, **options):
+        presets.append(options.get("preset"))
+        return model  # "int8": the f32 model
+
+    nncf.quantize = quantize
 
     class Dataset:
         def __init__(self, items, transform=None):
@@ -145,6 +153,17 @@ def main():
         check(f"{label}: reached is {reaches}", repaired["reached"] is reaches)
         check(f"{label}: the example's figures before are kept",
               repaired["before"]["cosine"] < 0 and numpy.isfinite(made["example_cosine"]))
+    # A CNN's OpenVINO model is quantised at NNCF's default preset first, again at MIXED only
+    # where that breaks the example, and the record says which preset made it.
+    for example_sign, want_presets, want_record in ((1.0, [None], "performance"),
+                                                    (-1.0, [None, "mixed"], "mixed")):
+        presets.clear()
+        _, quantization, _ = quantize.openvino_int8(
+            *ir, ["x"], [(inputs[0], expected(inputs[0], example_sign))], calibration,
+            transformer=False, log=lambda line: None)
+        check(f"a CNN whose example is {'kept' if example_sign > 0 else 'broken'}: presets "
+              f"{presets}, recorded {quantization['preset']}",
+              presets == want_presets and quantization["preset"] == want_record)
     try:
         quantize.accuracy_control_parameters(sys.modules["nncf"], 0)
         check("a cap of 0 is refused", False)
