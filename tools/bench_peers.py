@@ -309,14 +309,21 @@ def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained
     """The peers a user could run instead, with default settings: [(label, call)]. The
     quantising ones (QUANTISING_PEERS) run their variants of another archive (`quantised`: its
     path and {peer: variant}, from quantising_peers_archive), the others `archive`'s models.
-    Eager PyTorch runs the model make_models.py builds, or for a model it `trained` (--task
-    synthetic), the archive's own ExportedProgram: the weights training left, which no seed
-    rebuilds exactly."""
-    if trained:
-        module = torch.export.load(archive).module()
-    else:
+    Eager PyTorch runs the model make_models.py builds, where its outputs are the archive's;
+    else (a model it `trained`, --task synthetic, whose weights no seed rebuilds, or an archive
+    made otherwise) the archive's own ExportedProgram, whose outputs every contestant is judged
+    against."""
+    module = torch.export.load(archive).module()
+    if not trained:
         from make_models import build_module
-        module = build_module(name)[0]
+        built = build_module(name)[0]
+        with torch.inference_mode():
+            difference = largest_difference(module(*inputs), built(*inputs))
+        if difference <= 1e-4:
+            module = built
+        else:
+            log(f"  eager PyTorch: the archive's ExportedProgram (make_models.py's {name} differs "
+                f"from it by {difference:.2g}: other weights)")
     peers = []
 
     def add(label, make):
