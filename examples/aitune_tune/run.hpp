@@ -71,8 +71,7 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
               runtime_threads_of(name)));
       continue;
     }
-    if (runtime == "onnx_int8" || runtime == "openvino_int8" ||
-        runtime == "openvino_int8_bf16") {
+    if (runtime == "onnx_int8" || runtime == "openvino_int8" || runtime == "openvino_int8_bf16") {
       if (!quantized) {
         throw UsageError{fmt::format("--backends {}: an int8 model moves the outputs past any "
                                      "tolerance; say how far they may move with --accuracy",
@@ -82,12 +81,10 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
         candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive, runtime)
                                     .set_threads(runtime_threads_of(name)));
       } else {  // openvino_int8_bf16: the same model, its float layers in bf16
-        candidates.emplace_back(
-            aitune::lt::OpenVino::from_archive(archive,
-                                               runtime == "openvino_int8" ? aitune::Precision::fp32
-                                                                          : aitune::Precision::bf16,
-                                               "openvino_int8")
-                .set_threads(runtime_threads_of(name)));
+        const aitune::Precision floats =
+            runtime == "openvino_int8" ? aitune::Precision::fp32 : aitune::Precision::bf16;
+        candidates.emplace_back(aitune::lt::OpenVino::from_archive(archive, floats, "openvino_int8")
+                                    .set_threads(runtime_threads_of(name)));
       }
       continue;
     }
