@@ -137,8 +137,8 @@ def cpp_contestants(selected_label, selected_key, archive, wanted, peer_variants
         specs.append(("ONNX Runtime", "onnxruntime"))
     if "openvino" in wanted:
         specs.append(("OpenVINO", "openvino"))
-    for peer, variant in peer_variants.items():
-        runtime = "onnxruntime" if peer == "onnxruntime_int8" else "openvino"
+    for peer, (variant, family) in peer_variants.items():
+        runtime = {"onnx": "onnxruntime", "openvino": "openvino"}[family]
         specs.append((INT8_LABELS[peer], f"{runtime}:{variant}"))
     return specs
 
@@ -203,7 +203,7 @@ def bindable(bind, inputs):
 
 
 def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=False,
-                 record=ONNX_RECORD, model_bytes=None):
+                 record=ONNX_RECORD):
     import onnxruntime
     options = onnxruntime.SessionOptions()
     if spinning_stop:
@@ -216,7 +216,7 @@ def onnx_session(archive, inputs, optimization=None, threads=0, spinning_stop=Fa
             "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL}[optimization]
     if threads > 0:
         options.intra_op_num_threads = threads
-    session = onnxruntime.InferenceSession(model_bytes or archive_record(archive, record),
+    session = onnxruntime.InferenceSession(archive_record(archive, record),
                                            options, providers=["CPUExecutionProvider"])
 
     def bind(tensors):
@@ -232,9 +232,9 @@ def openvino_read(archive, records=OPENVINO_RECORDS):
                                       openvino.Tensor(numpy.frombuffer(weights, numpy.uint8)))
 
 
-def openvino_model(archive, inputs, config=None, records=OPENVINO_RECORDS, model=None):
+def openvino_model(archive, inputs, config=None, records=OPENVINO_RECORDS):
     import openvino
-    compiled = openvino.Core().compile_model(model or openvino_read(archive, records), "CPU",
+    compiled = openvino.Core().compile_model(openvino_read(archive, records), "CPU",
                                              config or {})
     request = compiled.create_infer_request()
 
@@ -308,7 +308,8 @@ def selected_call(report, archive, inputs):
 def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained=False):
     """The peers a user could run instead, with default settings: [(label, call)]. The
     quantising ones (QUANTISING_PEERS) run their variants of another archive (`quantised`: its
-    path and {peer: variant}, from quantising_peers_archive), the others `archive`'s models.
+    path and {peer: (variant, family)}, from quantising_peers_archive), the others `archive`'s
+    models.
     Eager PyTorch runs the model make_models.py builds, where its outputs are the archive's;
     else (a model it `trained`, --task synthetic, whose weights no seed rebuilds, or an archive
     made otherwise) the archive's own ExportedProgram, whose outputs every contestant is judged
@@ -351,10 +352,9 @@ def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained
     if "openvino" in wanted:
         add("OpenVINO", lambda: openvino_model(archive, inputs))
     copy, variants = quantised
-    for peer, variant in variants.items():
-        records = [f"aitune/{variant}/{f}" for f in peers_int8.FAMILY_FILES[
-            "onnx" if peer == "onnxruntime_int8" else "openvino"]]
-        if peer == "onnxruntime_int8":
+    for peer, (_, family) in variants.items():
+        records = peers_int8.peer_records(peer)
+        if family == "onnx":
             add(INT8_LABELS[peer], lambda r=records: onnx_session(copy, inputs, record=r[0]))
         else:
             add(INT8_LABELS[peer], lambda r=records: openvino_model(copy, inputs, records=r))
@@ -364,8 +364,8 @@ def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained
 def quantising_peers_archive(args, name, archive, wanted, calibration, source, log):
     """The quantising peers of `wanted`, made at their defaults (calibrated on `calibration`,
     from `source`) into a copy of `archive` in the report folder, in a process of its own so
-    that this one builds nothing before the C++ alone timing: (the copy's path, {peer: variant}),
-    or (`archive`, {}) where no quantising peer is wanted."""
+    that this one builds nothing before the C++ alone timing: (the copy's path,
+    {peer: (variant, family)}), or (`archive`, {}) where no quantising peer is wanted."""
     peers = [peer for peer in QUANTISING_PEERS if peer in wanted]
     if not peers:
         return archive, {}

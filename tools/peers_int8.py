@@ -136,20 +136,28 @@ def openvino_int8_defaults(model, calibration, transformer, log):
                                               for sample in calibration]), **options)
 
 
-# The variant each quantising peer is recorded as in write_peer_archive's copy: named apart from
-# the export tool's own int8 variants (none a prefix of another: archive.check_names).
-PEER_VARIANTS = {"onnxruntime_int8": "peer_onnx_int8", "openvino_int8": "peer_openvino_int8"}
+# The variant each quantising peer is recorded as in write_peer_archive's copy, and its family:
+# named apart from the export tool's own int8 variants (none a prefix of another:
+# archive.check_names).
+PEER_VARIANTS = {"onnxruntime_int8": ("peer_onnx_int8", "onnx"),
+                 "openvino_int8": ("peer_openvino_int8", "openvino")}
 # The records written per family, in the order its C++ backend loads them.
 FAMILY_FILES = {"onnx": ("model.onnx",), "openvino": ("model.xml", "model.bin")}
+
+
+def peer_records(peer):
+    """The records of quantising peer `peer`'s model in write_peer_archive's copy, in order."""
+    variant, family = PEER_VARIANTS[peer]
+    return [f"aitune/{variant}/{f}" for f in FAMILY_FILES[family]]
 
 
 def write_peer_archive(archive, out, peers, calibration, calibration_source, log=print):
     """Writes `out`: a copy of the .pt2 `archive` with each quantising peer of `peers` (keys of
     PEER_VARIANTS) made at its defaults from the archive's fp32 ONNX model or OpenVINO IR,
-    calibrated on `calibration`, and added as the variant PEER_VARIANTS[peer] (family onnx or
-    openvino, its records under aitune/<variant>/, its calibration inputs' digests recorded).
-    Returns {peer: variant} of those made; a peer that fails is logged and left out. Run it in a
-    process of its own: the quantisers leave thread pools behind."""
+    calibrated on `calibration`, and added as its variant of PEER_VARIANTS (its records
+    peer_records(peer), its calibration inputs' digests recorded).
+    Returns {peer: (variant, family)} of those made; a peer that fails is logged and left out.
+    Run it in a process of its own: the quantisers leave thread pools behind."""
     import numpy
     import openvino
     from torch.export.pt2_archive._package import PT2ArchiveWriter
@@ -171,13 +179,13 @@ def write_peer_archive(archive, out, peers, calibration, calibration_source, log
             "digests": [sample_digest(sample) for sample in calibration]}}
         added, made = {}, {}
         for peer in peers:
-            variant = PEER_VARIANTS[peer]
+            variant, family = PEER_VARIANTS[peer]
             try:
-                if peer == "onnxruntime_int8":
-                    family, method = "onnx", "onnxruntime quantize_static/dynamic at defaults"
+                if family == "onnx":
+                    method = "onnxruntime quantize_static/dynamic at defaults"
                     files = [onnx_int8_defaults(onnx_bytes, calibration, transformer)]
                 else:
-                    family, method = "openvino", "nncf.quantize at defaults"
+                    method = "nncf.quantize at defaults"
                     xml, weights = (z.read(entries[r]) for r in OPENVINO_RECORDS)
                     model = openvino_int8_defaults(
                         openvino.Core().read_model(xml.decode(), openvino.Tensor(
@@ -190,12 +198,12 @@ def write_peer_archive(archive, out, peers, calibration, calibration_source, log
             except Exception as error:  # a peer that cannot be made is named, not fatal
                 log(f"  {peer} at defaults: failed: {str(error).splitlines()[0][:200]}")
                 continue
-            names = [f"aitune/{variant}/{f}" for f in FAMILY_FILES[family]]
+            names = peer_records(peer)
             added.update(zip(names, files))
             record["variants"][variant] = dict(
                 record["variants"][family], records=names,
                 quantization=dict(quantization, method=f"{method} (tools/bench_peers.py)"))
-            made[peer] = variant
+            made[peer] = PEER_VARIANTS[peer]
 
         def write(path):
             with PT2ArchiveWriter(path) as writer:
