@@ -2,8 +2,9 @@
 """Checks that the export tool's repair of a broken int8 model (NNCF's accuracy control, for
 onnx_int8 and openvino_int8) is capped at --repair-iterations reverted layer groups, and that its
 record says whether the repaired model reached the aim on the held-out inputs, and that a CNN's
-OpenVINO model is quantised at NNCF's default preset, then MIXED where that breaks the example.
-CI has no NNCF:
+OpenVINO model is quantised at NNCF's default preset, then MIXED where that breaks the example,
+and that where the export has held-out task inputs, they, not the example, decide whether an int8
+model is made again. CI has no NNCF:
 a stand-in records what it is asked and returns the f32 model unchanged (as a repair that
 reverted every layer would).
 
@@ -120,15 +121,17 @@ def main():
 
     ir = openvino_files(model)
 
+    def int8(family, held_out, judged_on=None, transformer=True):
+        return getattr(quantize, family)(*((model,) if family == "onnx_int8" else ir), ["x"],
+                                         example, calibration, transformer=transformer,
+                                         log=lambda line: None, validation=lambda: held_out,
+                                         repair_iterations=3, judged_on=judged_on)
+
     def onnx_int8(held_out):
-        return quantize.onnx_int8(model, ["x"], example, calibration, transformer=True,
-                                  log=lambda line: None, validation=lambda: held_out,
-                                  repair_iterations=3)
+        return int8("onnx_int8", held_out)
 
     def openvino_int8(held_out):
-        return quantize.openvino_int8(*ir, ["x"], example, calibration, transformer=True,
-                                      log=lambda line: None, validation=lambda: held_out,
-                                      repair_iterations=3)
+        return int8("openvino_int8", held_out)
 
     for (family, make), (held_out_sign, reaches) in (
             (pair, signs) for pair in (("onnx_int8", onnx_int8), ("openvino_int8", openvino_int8))
@@ -164,6 +167,31 @@ def main():
         check(f"a CNN whose example is {'kept' if example_sign > 0 else 'broken'}: presets "
               f"{presets}, recorded {quantization['preset']}",
               presets == want_presets and quantization["preset"] == want_record)
+    # Judged on held-out task inputs, the example (broken here) decides nothing: where they keep
+    # the int8 model it is neither repaired nor made again at MIXED; where they break it, it is.
+    for family, transformer in (("onnx_int8", True), ("openvino_int8", True),
+                                ("openvino_int8", False)):
+        for held_out_sign in (1.0, -1.0):
+            asked.clear()
+            presets.clear()
+            held_out = [(sample, expected(sample, held_out_sign)) for sample in inputs[5:]]
+            _, quantization, made = int8(family, held_out, held_out, transformer)
+            repaired = quantization.get("repaired")
+            label = (f"{family}{'' if transformer else ' (CNN)'}, judged on held-out task inputs "
+                     f"{'kept' if held_out_sign > 0 else 'broken'}")
+            on = f"{len(held_out)} held-out task inputs"
+            if held_out_sign > 0:
+                check(f"{label}: not repaired although the example breaks (cosine "
+                      f"{made['example_cosine']:.3f}), recorded judged on {on}",
+                      repaired is None and not asked and made["example_cosine"] < 0
+                      and quantization["judged_on"] == on)
+                if not transformer:
+                    check(f"{label}: kept at NNCF's default preset ({presets})",
+                          presets == [None] and quantization["preset"] == "performance")
+            else:
+                check(f"{label}: repaired, the record says on what it broke",
+                      repaired is not None and len(asked) == 1
+                      and repaired["before"]["on"] == on and repaired["before"]["cosine"] < 0)
     try:
         quantize.accuracy_control_parameters(sys.modules["nncf"], 0)
         check("a cap of 0 is refused", False)

@@ -8,7 +8,8 @@ records, so the program is exported again with strict=True; the quantised graph 
 as the program was (same dynamic shapes) and compiled. The generated code must call quantised
 kernels, or the variant is left out with that cause.
 
-Repair before refusal: where the quantised model's outputs on the example are not finite or their
+Repair before refusal: where the quantised model's outputs on the example (on the held-out task
+inputs where the export has them: quantize.judge) are not finite or their
 least cosine similarity with eager PyTorch's is below REPAIR_BELOW, layers are left out of the
 quantiser's annotation, those whose calibrated activations span the least first (an int8 scale
 cannot go below float32's epsilon, so a layer whose activations are that small quantises to
@@ -26,7 +27,7 @@ import tempfile
 import torch
 
 from .inputs import clone_inputs
-from .quantize import REPAIR_BELOW, compare, ensure_torchao, least_cosine
+from .quantize import REPAIR_BELOW, compare, ensure_torchao, judge, kept, least_cosine
 
 NAME = "aoti_int8"
 INDUCTOR_CONFIGS = {"freezing": True}
@@ -117,10 +118,11 @@ def repair(quantiser, graph, calibration, items, ranked, log):
 
 
 def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, validation,
-                 quantiser=None):
+                 quantiser=None, judged_on=None):
     """The aoti_int8 compilation of `module` (the module the program was exported from) and its
     record: family aoti, precision fp32 (its inputs and outputs), and "quantization" (how, the
     calibration's digests, what a repair left out). `quantiser`: Pt2eQuantiser by default.
+    Whether it needs repair is judged on `judged_on` (held-out task inputs; None: on `cases`).
     Raises where it cannot be made."""
     quantiser = quantiser or Pt2eQuantiser(log)
     shapes = None if dynamic_shapes is None else {"args": dynamic_shapes}
@@ -145,32 +147,35 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
                 package_aoti(os.path.join(folder, "check.pt2"), files))
         return files, lambda sample: flat_outputs(runner(*clone_inputs(sample)))
 
-    cosine, finite = compare(reference(converted), cases)
+    cosine, finite, judged = judge(reference(converted), cases, judged_on)
     quantization = {"dtype": "int8", "method": quantiser.method,
-                    "calibration": calibration.record()}
+                    "calibration": calibration.record(), "judged_on": judged}
+    # The compilation is checked on the example and on the held-out inputs a repair used, or on
+    # the held-out task inputs where the export has them.
     left_out, items, before = [], [], None
-    if not (finite and cosine >= REPAIR_BELOW):
+    if not kept(cosine, finite, REPAIR_BELOW):
         items = validation()
-        log(f"{NAME}: cosine {cosine:.6f}{'' if finite else ', not finite'} on the example; "
+        log(f"{NAME}: cosine {cosine:.6f}{'' if finite else ', not finite'} on {judged}; "
             f"leaving the layers of least activation range out, checked on {len(items)} "
             f"held-out inputs")
-        before = {"cosine": cosine, "finite": finite}
+        before = {"cosine": cosine, "finite": finite, "on": judged}
         left_out = repair(quantiser, graph, calibration, items, ranked, log)
         if left_out is None:
-            raise ValueError(f"its outputs break (example cosine {cosine:.6f}"
-                             f"{'' if finite else ', not finite'}) and leaving layers out of the "
+            raise ValueError(f"its outputs break (cosine {cosine:.6f}"
+                             f"{'' if finite else ', not finite'} on {judged}) and leaving layers out of the "
                              f"quantisation did not repair them short of leaving all "
                              f"{len(ranked)} out")
         converted = quantiser.quantise(graph, calibration, left_out)[1]
-    # The compilation is judged too, on the example and on the repair's held-out inputs; where it
-    # breaks although the reference did not, a quarter more of the layers left are left out.
+    # The compilation is judged too, on the example and on the repair's held-out inputs (on the
+    # held-out task inputs alone where the export has them); where it breaks although the
+    # reference did not, a quarter more of the layers left are left out.
     while True:
         files, run = compile_and_load(converted)
-        cosine, finite = compare(run, cases + items)
-        if finite and cosine >= REPAIR_BELOW:
+        cosine, finite, judged = judge(run, cases + items, judged_on)
+        if kept(cosine, finite, REPAIR_BELOW):
             break
         if before is None:
-            before = {"cosine": cosine, "finite": finite}
+            before = {"cosine": cosine, "finite": finite, "on": f"{judged}, compiled"}
             items = validation()
         if not ranked or len(left_out) >= len(ranked) - 1:
             raise ValueError(f"its compiled outputs break (least cosine {cosine:.6f}"
@@ -193,9 +198,9 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
     record = {"family": "aoti", "precision": "fp32", "quantization": quantization,
               "made": {"inductor_configs": INDUCTOR_CONFIGS, "device": "cpu",
                        **quantiser.version, "quantised_kernel_calls": kernels,
-                       # The compilation's least cosine on the example (and a repair's
-                       # held-out inputs).
-                       "example_cosine": cosine, "example_finite": finite}}
+                       # The compilation's least cosine on the example, and on what judged it.
+                       **dict(zip(("example_cosine", "example_finite"), compare(run, cases))),
+                       "judged_cosine": cosine}}
     return files, record
 
 

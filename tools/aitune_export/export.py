@@ -76,21 +76,23 @@ def run_eager(module, inputs, positional, keywords):
 
 
 def quantize_variant(variant, base_files, names, cases, calibration, transformer, log,
-                     validation, repair_iterations):
+                     validation, repair_iterations, judged_on):
     """The int8 variant `variant` of QUANTIZED made from its converted variant's files
     (`base_files`, record name -> bytes): its files and record. validation() gives held-out
     (inputs, expected) to repair it on, where its quantiser can, reverting at most
-    `repair_iterations` layer groups."""
+    `repair_iterations` layer groups; whether it needs repair is judged on `judged_on`
+    (held-out task inputs; None: on `cases`)."""
     base, records = QUANTIZED[variant]
     if base == "onnx":
         data, quantization, made = quantize.onnx_int8(
             base_files[onnx_variant.RECORD], names, cases, calibration, transformer, log,
-            validation, repair_iterations=repair_iterations)
+            validation, repair_iterations=repair_iterations, judged_on=judged_on)
         files = (data,)
     else:
         files, quantization, made = quantize.openvino_int8(
             *(base_files[r] for r in openvino_variant.RECORDS), names, cases, calibration,
-            transformer, log, validation, repair_iterations=repair_iterations)
+            transformer, log, validation, repair_iterations=repair_iterations,
+            judged_on=judged_on)
     record = {"family": base, "precision": "fp32", "quantization": quantization,
               "records": list(records), "made": made}
     return dict(zip(records, files)), record
@@ -111,8 +113,10 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     ("transformer", "cnn"; None: from the graph); an onnx_int8 or openvino_int8 whose outputs
     break is made again with NNCF's accuracy control, reverting at most `repair_iterations` layer
     groups to f32, judged on `repair_inputs(count)` (input tuples the calibration never saw;
-    None: random ones). Returns the names of the variants written (aoti_*, onnx, openvino, *_int8)
-    and of those that failed (a variant the device cannot run is skipped, neither). aoti_int8 is
+    None: random ones); given them, whether an int8 variant needs repair is judged on them too,
+    not on the example (quantize.judge). Returns the names of the variants written (aoti_*, onnx,
+    openvino, *_int8) and of those that failed (a variant the device cannot run is skipped,
+    neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
     compiled (aoti_int8.py), on the same calibration."""
     module = module.eval().to(device)
@@ -225,14 +229,23 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         except Exception as error:  # one variant failing must not lose the others
             failed[name] = cause_of(error)
             log(f"{out}: {name} failed to compile: {failed[name]}")
+    held_out = []
+
     def validation(count=100):
         # Held-out inputs (seeds apart from the example's, the bounds' and the calibration's)
-        # and eager PyTorch's outputs for them, to repair an int8 model on.
-        held_out = ([make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
-                    if repair_inputs is None else
-                    [tuple(t.to(device) for t in sample) for sample in repair_inputs(count)])
-        return [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
-                for inputs in held_out]
+        # and eager PyTorch's outputs for them, to repair an int8 model on; made once.
+        if len(held_out) != count:
+            held_out[:] = [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
+                           for inputs in (
+                               [make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
+                               if repair_inputs is None else
+                               [tuple(t.to(device) for t in sample)
+                                for sample in repair_inputs(count)])]
+        return held_out
+
+    def judged_on():
+        # Task inputs show what the model serves; random ones only that the int8 model runs.
+        return validation() if repair_inputs is not None else None
 
     def calibration_inputs():
         nonlocal calibration
@@ -263,14 +276,15 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                                                    openvino_variant.RECORDS[0]))
             files, record = quantize_variant(variant, base_files, names, cases,
                                              calibration_inputs(), transformer, log, validation,
-                                             repair_iterations)
+                                             repair_iterations, judged_on())
             records.update(files)
             recorded[variant] = dict(record, shapes=shapes, inputs=names)
             made, repaired = record["made"], record["quantization"].get("repaired")
             log(f"{out}: {variant} quantised in {time.monotonic() - start:.0f} s (example: "
                 f"cosine {made['example_cosine']:.6f}"
                 f"{'' if made['example_finite'] else ', NOT FINITE'}"
-                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}: held-out least "
+                + (f"; repaired from cosine {repaired['before']['cosine']:.6f} on "
+                   f"{repaired['before']['on']}: held-out least "
                    f"cosine {repaired['held_out_cosine']:.6f}"
                    + ("" if repaired["reached"] else
                       f", short of {1.0 - repaired['max_drop']:g} after at most "
@@ -287,13 +301,14 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             with torch.no_grad():
                 compiled[aoti_int8.NAME], record = aoti_int8.compile_int8(
                     module, inputs, dynamic_shapes, cases, calibration_inputs(), log, validation,
-                    int8_quantiser)
+                    int8_quantiser, judged_on())
             recorded[aoti_int8.NAME] = dict(record, shapes=shapes)
             repaired = record["quantization"].get("repaired")
             log(f"{out}: {aoti_int8.NAME} quantised and compiled in {time.monotonic() - start:.0f} "
                 f"s ({record['made']['quantised_kernel_calls']} quantised kernel call(s); "
                 f"example: cosine {record['made']['example_cosine']:.6f}"
-                + (f"; repaired from cosine {repaired['before']['cosine']:.6f}, "
+                + (f"; repaired from cosine {repaired['before']['cosine']:.6f} on "
+                   f"{repaired['before']['on']}, "
                    f"{len(repaired['left_out'])} of {repaired['layers']} layer(s) left out"
                    if repaired else "") + ")")
         except Exception as error:  # one variant failing must not lose the others
