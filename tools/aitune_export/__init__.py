@@ -28,7 +28,9 @@ and the program itself quantised to int8 and compiled (aoti_int8.py):
 
 --calibration FILE.py:FUNCTION gives them real inputs (an iterable of input tuples; never the
 inputs their accuracy is checked on), else --calibration-samples random ones (default 300) with
-a warning; --model-type transformer|cnn says how to quantise (default: from the graph). The
+a warning; --held-out FILE.py:FUNCTION gives real inputs the calibration never saw, on which
+(the first 100) whether a variant needs repair, and its repair, are judged (else the example and
+random inputs); --model-type transformer|cnn says how to quantise (default: from the graph). The
 archive records a digest of each calibration input. They are tried only when aitune-tune is
 given an accuracy budget (--accuracy).
 
@@ -82,7 +84,7 @@ the exported structure, as `aitune-tune --expect` compares the tuned module's ou
 Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
        [--dynamic NAME:AXIS:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
        [--save-io DIR] [--calibration FILE.py:FUNCTION] [--calibration-samples N]
-       [--model-type cnn|transformer]
+       [--held-out FILE.py:FUNCTION] [--model-type cnn|transformer]
 
 The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), outputs.py (plain
 outputs, the check of a converted model), one module per variant family (aoti_variant.py,

@@ -9,7 +9,7 @@ import torch
 
 from . import __doc__ as DOC
 from . import quantize
-from .export import INT8_VARIANTS, VARIANT_NAMES, default_variants, export
+from .export import HELD_OUT_COUNT, INT8_VARIANTS, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
 from .quantize import REPAIR_ITERATIONS
 
@@ -34,24 +34,43 @@ def load_factory(text, paths):
     return getattr(module, function)
 
 
-def load_calibration(text, paths, specs, count):
-    """--calibration FILE.py:FUNCTION or MODULE:FUNCTION: the first `count` input tuples of the
-    iterable it returns (a lone tensor is a one-input tuple), checked against the inputs'
-    number, ranks and dtypes."""
+def load_samples(option, text, paths, specs, count):
+    """`option` (--calibration, --held-out) FILE.py:FUNCTION or MODULE:FUNCTION: the first `count`
+    input tuples of the iterable it returns (a lone tensor is a one-input tuple), on the CPU,
+    checked against the inputs' number, ranks and dtypes."""
     samples = []
     for sample in load_factory(text, paths)():
         sample = (sample,) if isinstance(sample, torch.Tensor) else tuple(sample)
         if len(sample) != len(specs) or any(
                 not isinstance(t, torch.Tensor) or t.dtype != s.dtype or t.dim() != len(s.shape)
                 for t, s in zip(sample, specs)):
-            raise SystemExit(f"export_model: --calibration {text}: sample {len(samples)} is not "
+            raise SystemExit(f"export_model: {option} {text}: sample {len(samples)} is not "
                              f"{len(specs)} tensor(s) of the --input dtypes and ranks")
-        samples.append(sample)
+        samples.append(tuple(t.detach().cpu() for t in sample))
         if len(samples) == count:
             break
     if not samples:
-        raise SystemExit(f"export_model: --calibration {text} gave no samples")
-    return quantize.Calibration(samples, text)
+        raise SystemExit(f"export_model: {option} {text} gave no samples")
+    return samples
+
+
+def load_calibration(text, paths, specs, count):
+    """--calibration: quantize.Calibration of load_samples."""
+    return quantize.Calibration(load_samples("--calibration", text, paths, specs, count), text)
+
+
+def load_held_out(text, paths, specs, count, calibration):
+    """--held-out: load_samples, refused where one is also a calibration input (`calibration`,
+    quantize.Calibration or None): a repair judged on the inputs it calibrated on would pass
+    what it should test."""
+    samples = load_samples("--held-out", text, paths, specs, count)
+    shared = set(calibration.digests) if calibration else set()
+    for index, sample in enumerate(samples):
+        if quantize.sample_digest(sample) in shared:
+            raise SystemExit(f"export_model: --held-out {text}: sample {index} is also a "
+                             f"calibration input; held-out inputs must be ones the calibration "
+                             f"never saw")
+    return samples
 
 
 def main():
@@ -78,6 +97,12 @@ def main():
                         help="for the int8 variants: a function returning an iterable of input "
                              "tuples (real inputs, never those you will check accuracy on); "
                              "without it, random inputs, with a warning")
+    parser.add_argument("--held-out", metavar="FILE.py:FUNCTION",
+                        help="for the int8 variants: a function returning an iterable of real "
+                             "input tuples the calibration never saw; whether an int8 variant "
+                             f"needs repair, and its repair, are judged on the first "
+                             f"{HELD_OUT_COUNT} (without it: on the example, and the repair on "
+                             "random inputs)")
     parser.add_argument("--calibration-samples", type=int, default=300, metavar="N",
                         help="how many calibration inputs the int8 variants use (default 300)")
     parser.add_argument("--repair-iterations", type=int, default=REPAIR_ITERATIONS, metavar="N",
@@ -107,8 +132,8 @@ def main():
     if args.repair_iterations < 1:
         parser.error("--repair-iterations must be 1 or more")
     quantized = [v for v in variants if v in INT8_VARIANTS]
-    if (args.calibration or args.model_type) and not quantized:
-        parser.error(f"--calibration and --model-type are for the int8 variants "
+    if (args.calibration or args.held_out or args.model_type) and not quantized:
+        parser.error(f"--calibration, --held-out and --model-type are for the int8 variants "
                      f"({', '.join(INT8_VARIANTS)}): add one to --variants")
     module = load_factory(args.factory, args.path)()
     if not isinstance(module, torch.nn.Module):
@@ -121,12 +146,15 @@ def main():
     # Without --calibration, export() makes random inputs, with its warning.
     calibration = (load_calibration(args.calibration, args.path, args.input,
                                     args.calibration_samples) if args.calibration else None)
+    held_out = (load_held_out(args.held_out, args.path, args.input, HELD_OUT_COUNT, calibration)
+                if args.held_out else None)
     names, failed = export(module, inputs, args.out, variants, args.device, specs=args.input,
                            save_io=args.save_io, dynamic=args.dynamic, seed=args.seed,
                            calibration=calibration,
                            calibration_samples=args.calibration_samples,
                            model_type=args.model_type,
-                           repair_iterations=args.repair_iterations)
+                           repair_iterations=args.repair_iterations,
+                           repair_inputs=held_out and (lambda count: held_out[:count]))
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

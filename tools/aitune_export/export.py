@@ -20,6 +20,9 @@ QUANTIZED = {"onnx_int8": ("onnx", ("aitune/onnx_int8/model.onnx",)),
                                             "aitune/openvino_int8/model.bin"))}
 # Every int8 variant: the converted models' and the PT2E compilation (aoti_int8.py).
 INT8_VARIANTS = (*QUANTIZED, aoti_int8.NAME)
+# How many held-out inputs judge an int8 variant's repair (and whether it needs one, where they
+# are the task's).
+HELD_OUT_COUNT = 100
 VARIANT_NAMES = (*aoti_variant.AOTI_VARIANTS, *CONVERTERS, *INT8_VARIANTS)
 
 
@@ -231,16 +234,18 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             log(f"{out}: {name} failed to compile: {failed[name]}")
     held_out = []
 
-    def validation(count=100):
-        # Held-out inputs (seeds apart from the example's, the bounds' and the calibration's)
-        # and eager PyTorch's outputs for them, to repair an int8 model on; made once.
-        if len(held_out) != count:
+    def validation():
+        # HELD_OUT_COUNT held-out inputs (seeds apart from the example's, the bounds' and the
+        # calibration's; fewer where repair_inputs has fewer) and eager PyTorch's outputs for
+        # them, to repair an int8 model on; made once.
+        if not held_out:
             held_out[:] = [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
                            for inputs in (
-                               [make_inputs(specs, device, seed + 5000 + i) for i in range(count)]
+                               [make_inputs(specs, device, seed + 5000 + i)
+                                for i in range(HELD_OUT_COUNT)]
                                if repair_inputs is None else
                                [tuple(t.to(device) for t in sample)
-                                for sample in repair_inputs(count)])]
+                                for sample in repair_inputs(HELD_OUT_COUNT)])]
         return held_out
 
     def judged_on():
