@@ -198,9 +198,10 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
     record = {"family": "aoti", "precision": "fp32", "quantization": quantization,
               "made": {"inductor_configs": INDUCTOR_CONFIGS, "device": "cpu",
                        **quantiser.version, "quantised_kernel_calls": kernels,
-                       # The compilation's least cosine on the example, and on what judged it.
+                       # The compilation's least cosine on the example, and on the held-out
+                       # task inputs where they judged it.
                        **dict(zip(("example_cosine", "example_finite"), compare(run, cases))),
-                       "judged_cosine": cosine}}
+                       **({} if judged_on is None else {"judged_cosine": cosine})}}
     return files, record
 
 

@@ -101,6 +101,14 @@ def quantize_variant(variant, base_files, names, cases, calibration, transformer
     return dict(zip(records, files)), record
 
 
+def judged_note(record):
+    """The int8 variant's least cosine on the held-out task inputs that judged it, for the log
+    ("" where the example did)."""
+    made = record["made"]
+    return (f"; {record['quantization']['judged_on']}: least cosine {made['judged_cosine']:.6f}"
+            if "judged_cosine" in made else "")
+
+
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
            dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None,
            int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS, repair_inputs=None):
@@ -288,6 +296,7 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             log(f"{out}: {variant} quantised in {time.monotonic() - start:.0f} s (example: "
                 f"cosine {made['example_cosine']:.6f}"
                 f"{'' if made['example_finite'] else ', NOT FINITE'}"
+                + judged_note(record)
                 + (f"; repaired from cosine {repaired['before']['cosine']:.6f} on "
                    f"{repaired['before']['on']}: held-out least "
                    f"cosine {repaired['held_out_cosine']:.6f}"
@@ -312,6 +321,7 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             log(f"{out}: {aoti_int8.NAME} quantised and compiled in {time.monotonic() - start:.0f} "
                 f"s ({record['made']['quantised_kernel_calls']} quantised kernel call(s); "
                 f"example: cosine {record['made']['example_cosine']:.6f}"
+                + judged_note(record)
                 + (f"; repaired from cosine {repaired['before']['cosine']:.6f} on "
                    f"{repaired['before']['on']}, "
                    f"{len(repaired['left_out'])} of {repaired['layers']} layer(s) left out"

@@ -143,6 +143,12 @@ def judge(run, cases, judged_on):
     return (*compare(run, judged_on), f"{len(judged_on)} held-out task inputs")
 
 
+def judged_figures(run, judged_on):
+    """For "made": the int8 model's least cosine on the held-out task inputs that judged it (none
+    where the example did)."""
+    return {} if judged_on is None else {"judged_cosine": compare(run, judged_on)[0]}
+
+
 def kept(cosine, finite, repair_below):
     return finite and cosine >= repair_below
 
@@ -302,7 +308,7 @@ def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, val
                         "repaired": repair_record(repair_below, items, before,
                                                   repair_iterations, run)}
     made = {"onnxruntime": onnxruntime.__version__, "example_cosine": cosine,
-            "example_finite": finite}
+            "example_finite": finite, **judged_figures(run, judged_on)}
     return data, quantization, made
 
 
@@ -399,5 +405,6 @@ def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, 
     xml_out, bin_out = files
     cosine, finite = compare(run, cases)
     made = {"nncf": nncf.__version__, "openvino": openvino.__version__.split("-")[0],
-            "example_cosine": cosine, "example_finite": finite}
+            "example_cosine": cosine, "example_finite": finite,
+            **judged_figures(run, judged_on)}
     return (xml_out, bin_out), quantization, made
