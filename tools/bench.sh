@@ -22,6 +22,10 @@
 #                             with --accuracy cosine=C,top1=P%, the tuner's int8 variants and the
 #                             peers that quantise (ONNX Runtime, NNCF) too, each judged by it,
 #                             and BERT-base (cosine only: no class scores)
+#   tools/bench.sh int8-cost  what the int8 variants cost a tuning under --accuracy: the default
+#                             pool against it without them, alternated, on the five as peers
+#                             --accuracy makes them (tools/bench_int8_tuning_time.py; about 12 min
+#                             once the models are made)
 #   tools/bench.sh serving    requests from 1, 2 and 4 threads through one tuned .pt2 module
 #                             (MobileNetV3-Small, ResNet-18): the selection and each family's
 #                             winner, p50/p99 and requests/s
@@ -49,8 +53,9 @@ case "$which" in
   callers) targets=(aitune-bench-serving) ;;
   real) targets=(aitune-tune) ;;
   peers) targets=(aitune-tune aitune-bench-alone) ;;
+  int8-cost) targets=(aitune-tune) ;;
   shapes) targets=() ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|shapes" >&2
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|int8-cost|shapes" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -100,6 +105,13 @@ case "$which" in
     make_models --format pt2 --variants "$variants" "${task[@]}" "${five[@]}"
     .venv/bin/python tools/bench_peers.py --tune build/ci/examples/aitune-tune \
       --alone-bench "$out/aitune-bench-alone" --models-dir "$models" --report-dir "$out/peers" --json "$out/peers.json" "$@" ;;
+  int8-cost)
+    shift
+    models="$models/int8-task"
+    make_models --format pt2 --variants default,freezing,max_autotune,bf16,onnx,openvino,onnx_int8,openvino_int8,aoti_int8 \
+      --task synthetic "${five[@]}"
+    .venv/bin/python tools/bench_int8_tuning_time.py --tune build/ci/examples/aitune-tune \
+      --models-dir "$models" --json "$out/int8_tuning_time.json" "$@" ;;
   shapes)
     shift
     .venv/bin/python tools/bench_shapes.py --work-dir "$out/shapes-models" \
