@@ -100,7 +100,7 @@ def main():
     parser.add_argument("--held-out", metavar="FILE.py:FUNCTION",
                         help="for the int8 variants: a function returning an iterable of real "
                              "input tuples the calibration never saw; whether an int8 variant "
-                             f"needs repair, and its repair, are judged on the first "
+                             "needs repair, and its repair, are judged on the first "
                              f"{HELD_OUT_COUNT} (without it: on the example, and the repair on "
                              "random inputs)")
     parser.add_argument("--calibration-samples", type=int, default=300, metavar="N",

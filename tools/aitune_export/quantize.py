@@ -150,6 +150,7 @@ def judged_figures(run, judged_on):
 
 
 def kept(cosine, finite, repair_below):
+    """Whether an int8 model's figures (judge) need no repair."""
     return finite and cosine >= repair_below
 
 
@@ -316,14 +317,13 @@ def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, 
                   validation=None, repair_below=REPAIR_BELOW,
                   repair_iterations=REPAIR_ITERATIONS, judged_on=None):
     """The OpenVINO model quantised to int8 by NNCF ((xml, bin) bytes), and its record's
-    "quantization" and "made". A CNN at NNCF's default preset breaks where its outputs on
-    `judged_on` (else `cases`; see judge) are not finite or their least cosine similarity with
-    eager PyTorch's is below `repair_below`: it is made at MIXED, and where that breaks too,
-    again with NNCF's
-    accuracy control on validation() ([(inputs, expected)], held-out inputs), which keeps the
-    layers that cost the most accuracy in f32 until the least cosine on them is within
-    1 - repair_below of the f32 model's, or `repair_iterations` layer groups are reverted;
-    "quantization" then has "repaired", which says whether it got there."""
+    "quantization" and "made". It breaks where its outputs on `judged_on` (else `cases`; see
+    judge) are not finite or their least cosine similarity with eager PyTorch's is below
+    `repair_below`. A CNN broken at NNCF's default preset is made at MIXED; one still broken is
+    made again with NNCF's accuracy control on validation() ([(inputs, expected)], held-out
+    inputs), which keeps the layers that cost the most accuracy in f32 until the least cosine on
+    them is within 1 - repair_below of the f32 model's, or `repair_iterations` layer groups are
+    reverted; "quantization" then has "repaired", which says whether it got there."""
     nncf = ensure_nncf(log)
     import openvino
 
