@@ -150,8 +150,6 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
     cosine, finite, judged = judge(reference(converted), cases, judged_on)
     quantization = {"dtype": "int8", "method": quantiser.method,
                     "calibration": calibration.record(), "judged_on": judged}
-    # The compilation is checked on the example and on the held-out inputs a repair used, or on
-    # the held-out task inputs where the export has them.
     left_out, items, before = [], [], None
     if not kept(cosine, finite, REPAIR_BELOW):
         items = validation()
@@ -162,8 +160,8 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
         left_out = repair(quantiser, graph, calibration, items, ranked, log)
         if left_out is None:
             raise ValueError(f"its outputs break (cosine {cosine:.6f}"
-                             f"{'' if finite else ', not finite'} on {judged}) and leaving layers out of the "
-                             f"quantisation did not repair them short of leaving all "
+                             f"{'' if finite else ', not finite'} on {judged}) and leaving layers "
+                             f"out of the quantisation did not repair them short of leaving all "
                              f"{len(ranked)} out")
         converted = quantiser.quantise(graph, calibration, left_out)[1]
     # The compilation is judged too, on the example and on the repair's held-out inputs (on the

@@ -247,13 +247,12 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
         # calibration's; fewer where repair_inputs has fewer) and eager PyTorch's outputs for
         # them, to repair an int8 model on; made once.
         if not held_out:
+            samples = ([make_inputs(specs, device, seed + 5000 + i) for i in range(HELD_OUT_COUNT)]
+                       if repair_inputs is None else
+                       [tuple(t.to(device) for t in sample)
+                        for sample in repair_inputs(HELD_OUT_COUNT)])
             held_out[:] = [(inputs, flat_outputs(run_eager(module, inputs, len(specs), ())[0]))
-                           for inputs in (
-                               [make_inputs(specs, device, seed + 5000 + i)
-                                for i in range(HELD_OUT_COUNT)]
-                               if repair_inputs is None else
-                               [tuple(t.to(device) for t in sample)
-                                for sample in repair_inputs(HELD_OUT_COUNT)])]
+                           for inputs in samples]
         return held_out
 
     def judged_on():

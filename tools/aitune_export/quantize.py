@@ -143,10 +143,10 @@ def judge(run, cases, judged_on):
     return (*compare(run, judged_on), f"{len(judged_on)} held-out task inputs")
 
 
-def judged_figures(run, judged_on):
-    """For "made": the int8 model's least cosine on the held-out task inputs that judged it (none
-    where the example did)."""
-    return {} if judged_on is None else {"judged_cosine": compare(run, judged_on)[0]}
+def judged_figures(judged, judged_on):
+    """For "made": the least cosine of judge()'s `judged` figures where the held-out task inputs
+    `judged_on` gave them (none where the example did)."""
+    return {} if judged_on is None else {"judged_cosine": judged[0]}
 
 
 def kept(cosine, finite, repair_below):
@@ -303,13 +303,14 @@ def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, val
         data = repaired.SerializeToString()
         run = runner(data)  # one session for the example and the held-out inputs
         cosine, finite = compare(run, cases)
+        judged = judge(run, cases, judged_on)
         quantization = {"dtype": "int8", "method": "nncf post-training quantization",
                         "preset": "mixed", "calibration": calibration.record(),
                         "judged_on": judged[2],
                         "repaired": repair_record(repair_below, items, before,
                                                   repair_iterations, run)}
     made = {"onnxruntime": onnxruntime.__version__, "example_cosine": cosine,
-            "example_finite": finite, **judged_figures(run, judged_on)}
+            "example_finite": finite, **judged_figures(judged, judged_on)}
     return data, quantization, made
 
 
@@ -400,11 +401,12 @@ def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, 
                 nncf, repair_iterations), **repair_options)
         before = {"cosine": judged[0], "finite": judged[1], "on": judged[2]}
         files, run = saved(quantized)
+        judged = judge(run, cases, judged_on)
         quantization["repaired"] = repair_record(repair_below, items, before,
                                                  repair_iterations, run)
     xml_out, bin_out = files
     cosine, finite = compare(run, cases)
     made = {"nncf": nncf.__version__, "openvino": openvino.__version__.split("-")[0],
             "example_cosine": cosine, "example_finite": finite,
-            **judged_figures(run, judged_on)}
+            **judged_figures(judged, judged_on)}
     return (xml_out, bin_out), quantization, made
