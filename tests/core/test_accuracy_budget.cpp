@@ -156,20 +156,25 @@ TEST_CASE("Top-k agreement has missed the budget only when the rows still to com
   CHECK_FALSE(budget.already_missed(hidden, other));
 }
 
-TEST_CASE("Without baseline outputs an accuracy budget cannot be judged: a reduced-precision "
-          "candidate is refused, a full-precision one checked as before",
+TEST_CASE("Without baseline outputs an accuracy budget cannot be judged: no candidate is "
+          "selected unchecked",
           "[strategy][accuracy]") {
   FakeModel model;
-  model.baseline.reset();  // no baseline: only NaN and Inf can be checked
+  model.baseline.reset();  // no baseline (its factory throws): nothing to compare with
   auto strategy =
       make_strategy(model, {reduced("Int8", 0.0, 1.0, 1.0), FakeBackend("Plain", 2.0)},
                     with_budget(AccuracyBudget{}.set_min_cosine(0.999).set_min_samples(8)));
-  const TuneReport report = strategy.tune(model, samples_of_one_shape(8)).report;
-  CHECK(row_of(report, "Int8()").status == CandidateStatus::incorrect);
-  CHECK_THAT(row_of(report, "Int8()").reason,
-             Catch::Contains("cannot be judged without the baseline's outputs"));
-  CHECK(row_of(report, "Plain()").status == CandidateStatus::ok);
-  CHECK(report.selected == "Plain()");
+  try {
+    (void)strategy.tune(model, samples_of_one_shape(8));
+    FAIL("tune() returned");
+  } catch (const NoCorrectBackendError& error) {
+    REQUIRE(error.report() != nullptr);
+    for (const char* name : {"Int8()", "Plain()"}) {
+      CHECK(row_of(*error.report(), name).status == CandidateStatus::skipped);
+      CHECK_THAT(row_of(*error.report(), name).reason,
+                 Catch::Contains("nothing to check a candidate's outputs against"));
+    }
+  }
 }
 
 TEST_CASE("An accuracy budget judges only reduced-precision candidates: a full-precision one "

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -1340,4 +1341,52 @@ TEST_CASE("At a server's load the race picks what serves the callers fastest, no
   CHECK_THAT(render_table(alone), !Catch::Contains("load:"));
   // The load is in the report's JSON, and read back.
   CHECK(report_from_json(to_json(loaded)).measurement.callers == 4);
+}
+
+TEST_CASE("A stop during the measurement keeps what was measured until then in the report",
+          "[race][flow]") {
+  // Before: SIGINT or SIGTERM during the race or the steady-state final gave a report of
+  // "nothing was measured" (rounds 0, calls 0, every latency empty), though docs promise the
+  // report so far.
+  for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
+    INFO(to_string(schedule));
+    FakeModel model;
+    std::stop_source stop;
+    FakeBehaviour slow{"B", {4.0}};
+    // Past its check and warm-up, in the timed calls (alone, B's stop rule ends by its 31st).
+    const std::size_t stop_at = schedule == Schedule::sequential ? 20 : 40;
+    slow.after_call = [&](std::size_t call) {
+      if (call == stop_at) stop.request_stop();
+    };
+    auto strategy = make_strategy(
+        model, {FakeBackend("A", 5.0), FakeBackend(slow)},
+        StrategyConfig{}
+            .set_stop_token(stop.get_token())
+            .set_profiling(ProfilingConfig{}.set_schedule(schedule).set_time_budget_ms(1e6)));
+    try {
+      (void)strategy.tune(model, one_sample());
+      FAIL("tune() returned");
+    } catch (const CancelledError& error) {
+      REQUIRE(error.report() != nullptr);
+      const TuneReport& report = *error.report();
+      CHECK(report.measurement.stop_reason == StopReason::cancelled);
+      CHECK_THAT(report.measurement.stop_detail, Catch::Contains("cancelled"));
+      CHECK(report.measurement.calls > stop_at);
+      REQUIRE(report.baseline.has_value());
+      CHECK(report.baseline->latency.has_value());  // measured before the stop in both schedules
+      CHECK(report.baseline->calls > 0);
+      const CandidateReport& a = report.candidates.at(0);
+      CHECK(a.latency.has_value());
+      CHECK(a.latency->median == Approx(5.0));
+      if (schedule == Schedule::interleaved) {
+        CHECK(report.measurement.rounds > 0);
+        CHECK(report.candidates.at(1).latency.has_value());
+      } else {  // B was being timed alone: nothing of it is kept, and its row says why
+        CHECK(report.candidates.at(1).status == CandidateStatus::skipped);
+        CHECK_THAT(report.candidates.at(1).reason, Catch::Contains("stopped first"));
+      }
+      CHECK(report.decision == "the tuning was cancelled");
+      CHECK_THAT(render_table(report), !Catch::Contains("nothing was measured"));
+    }
+  }
 }

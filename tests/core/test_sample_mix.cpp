@@ -203,3 +203,25 @@ TEST_CASE("Weights that cannot make a mix are refused with what is wrong", "[sha
   CHECK_THROWS_WITH(zero.tune(model, std::vector<double>{short_input, long_input}),
                     Catch::Contains("every sample weighs 0"));
 }
+
+TEST_CASE("Weights whose sum would overflow still share the traffic by their ratios",
+          "[shapes][config]") {
+  // Before: 1e308 + 1e308 summed to inf, every shape weighed 0, nothing was timed, and the
+  // tuning said no candidate beat the baseline.
+  const std::vector<std::string> labels{"1x4", "1x32", "1x32"};
+  const SampleMix huge = SampleMix::of(labels, std::vector<double>{1e308, 1e308, 1e308});
+  REQUIRE(huge.timed().size() == 2);
+  CHECK(huge.timed()[0].weight == Approx(1.0 / 3.0));
+  CHECK(huge.timed()[1].weight == Approx(2.0 / 3.0));
+  const SampleMix mixed = SampleMix::of(labels, std::vector<double>{1.7e308, 0.0, 0.85e308});
+  REQUIRE(mixed.timed().size() == 2);
+  CHECK(mixed.timed()[0].weight == Approx(2.0 / 3.0));
+  CHECK(mixed.checked_only().size() == 1);  // sample 1, of weight 0
+  const SampleMix tiny = SampleMix::of(labels, std::vector<double>{4.9e-324, 4.9e-324, 0.0});
+  CHECK(tiny.timed()[0].weight == Approx(0.5));
+  const FakeModel model = model_by_length();
+  auto strategy = make_strategy(model, {by_length("A", 1.0, 8.0)}, weighted({1e308, 1e308}));
+  const auto result = strategy.tune(model, std::vector<double>{short_input, long_input});
+  CHECK(result.report.selected == "A()");
+  CHECK(result.report.measurement.shapes.size() == 2);
+}

@@ -163,12 +163,38 @@ TEST_CASE("With validation off and every candidate failing, tune throws and list
   CHECK_THROWS_AS(strategy.tune(model, one_sample()), Error);
 }
 
-TEST_CASE("A baseline that fails to build is a warning; tuning goes on with the candidates",
+TEST_CASE("A baseline that fails to build leaves nothing to check against: no candidate is "
+          "selected unchecked",
           "[strategy]") {
+  // Before: the tuning went on, and a candidate whose outputs were never compared with anything
+  // was selected (a wrong OpenVINO IR among them, when the baseline failed on a range's bounds).
   FakeModel model;
   model.baseline = FakeBehaviour{"TorchEager", {1.0}, true, std::nullopt, 0.0};
   SinkRecorder sink;
   auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)}, {}, &sink);
+  try {
+    (void)strategy.tune(model, one_sample());
+    FAIL("tune selected a candidate never compared with a reference");
+  } catch (const NoCorrectBackendError& error) {
+    CHECK_THAT(error.what(), Catch::Contains("(the baseline TorchEager() failed: build failed: "));
+    REQUIRE(error.report() != nullptr);
+    for (const CandidateReport& row : error.report()->candidates) {
+      CHECK(row.status == CandidateStatus::skipped);
+      CHECK_THAT(row.reason, Catch::Contains("not tried: the baseline TorchEager() failed") &&
+                                 Catch::Contains("none is selected unchecked"));
+    }
+  }
+  CHECK(sink.contains("WARNING: baseline TorchEager() failed (build: "));
+}
+
+TEST_CASE("A baseline that fails to build, the check turned off: tuning goes on with the "
+          "candidates",
+          "[strategy]") {
+  FakeModel model;
+  model.baseline = FakeBehaviour{"TorchEager", {1.0}, true, std::nullopt, 0.0};
+  SinkRecorder sink;
+  auto strategy = make_strategy(model, {FakeBackend("A", 5.0), FakeBackend("B", 4.0)},
+                                StrategyConfig{}.enable_correctness_check(false), &sink);
   auto result = strategy.tune(model, one_sample());
   CHECK(sink.contains("WARNING: baseline TorchEager() failed (build: "));
   CHECK(result.report.selected == "B()");
@@ -462,29 +488,50 @@ TEST_CASE("A candidate whose describe() or key() throws is named by its position
   }
 }
 
-TEST_CASE("A baseline factory that throws is a failed baseline; the candidates go on",
+namespace {
+
+/// The report of a tuning that must end in NoCorrectBackendError.
+TuneReport report_of_failed(FakeStrategy& strategy, const FakeModel& model,
+                            const std::vector<double>& samples) {
+  try {
+    (void)strategy.tune(model, samples);
+  } catch (const NoCorrectBackendError& error) {
+    REQUIRE(error.report() != nullptr);
+    return *error.report();
+  }
+  FAIL("tune() returned");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("A baseline factory that throws is a failed baseline, named, and no candidate is "
+          "selected unchecked",
           "[strategy][user_code]") {
   FakeModel model;
   model.baseline = throwing_in("TorchEager", "make_baseline", 10.0);
   auto strategy = make_strategy(model, {FakeBackend("Quick", 2.0)});
-  auto result = strategy.tune(model, one_sample());
-  REQUIRE(result.report.baseline);
-  CHECK(result.report.baseline->status == CandidateStatus::build_failed);
-  CHECK_THAT(result.report.baseline->reason, Catch::Contains("making the baseline threw"));
-  CHECK(result.report.selected == "Quick()");
-  CHECK_FALSE(render_table(result.report).empty());
+  const TuneReport report = report_of_failed(strategy, model, one_sample());
+  REQUIRE(report.baseline);
+  CHECK(report.baseline->status == CandidateStatus::build_failed);
+  CHECK_THAT(report.baseline->reason, Catch::Contains("making the baseline threw"));
+  CHECK(report.candidates.at(0).status == CandidateStatus::skipped);
+  CHECK_FALSE(render_table(report).empty());
+  // With the check off there is nothing to compare, and the candidates go on.
+  auto unchecked = make_strategy(
+      model, {FakeBackend("Quick", 2.0)},
+      StrategyConfig{}.enable_correctness_check(false).enable_performance_validation(false));
+  CHECK(unchecked.tune(model, one_sample()).report.selected == "Quick()");
 }
 
-TEST_CASE("A baseline whose describe() throws is named 'baseline'; the candidates go on",
-          "[strategy][user_code]") {
+TEST_CASE("A baseline whose describe() throws is named 'baseline'", "[strategy][user_code]") {
   FakeModel model;
   model.baseline = throwing_in("TorchEager", "describe", 10.0);
   auto strategy = make_strategy(model, {FakeBackend("Quick", 2.0)});
-  auto result = strategy.tune(model, one_sample());
-  REQUIRE(result.report.baseline);
-  CHECK(result.report.baseline->backend == "baseline");
-  CHECK(result.report.baseline->status == CandidateStatus::build_failed);
-  CHECK(result.report.selected == "Quick()");
+  const TuneReport report = report_of_failed(strategy, model, one_sample());
+  REQUIRE(report.baseline);
+  CHECK(report.baseline->backend == "baseline");
+  CHECK(report.baseline->status == CandidateStatus::build_failed);
 }
 
 TEST_CASE("A baseline whose activate() throws when it is kept is not handed back: the best "
@@ -590,8 +637,14 @@ TEST_CASE("When every candidate is incorrect, the decision says so (not 'could n
 
 TEST_CASE("A failure on one sample of several names the sample, in one line", "[strategy]") {
   const std::vector<double> samples{1.0, 2.0, 3.0};
+  FakeModel failing;
+  failing.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 2, 0.0};
+  auto on_failing = make_strategy(failing, {FakeBackend("Good", 2.0)});
+  const TuneReport failed = report_of_failed(on_failing, failing, samples);
+  REQUIRE(failed.baseline.has_value());
+  CHECK(failed.baseline->reason == "run the samples: sample 1 of 3: scripted failure on call 2");
+
   FakeModel model;
-  model.baseline = FakeBehaviour{"TorchEager", {1.0}, false, 2, 0.0};
   FakeBehaviour traced;
   traced.name = "Traced";
   traced.throw_on_call = 3;
@@ -599,9 +652,6 @@ TEST_CASE("A failure on one sample of several names the sample, in one line", "[
   SinkRecorder sink;
   auto strategy = make_strategy(model, {FakeBackend(traced), FakeBackend("Good", 2.0)}, {}, &sink);
   const auto result = strategy.tune(model, samples);
-  REQUIRE(result.report.baseline.has_value());
-  CHECK(result.report.baseline->reason ==
-        "run the samples: sample 1 of 3: scripted failure on call 2");
   const auto& traced_entry = entry(result.report, "Traced()");
   CHECK(traced_entry.status == CandidateStatus::incorrect);
   CHECK(traced_entry.reason == "correctness check: sample 2 of 3: scripted failure on call 3");
@@ -612,7 +662,7 @@ TEST_CASE("A failure on one sample of several names the sample, in one line", "[
     SinkRecorder verbose;
     auto told = make_strategy(model, {FakeBackend(traced)},
                               StrategyConfig{}.enable_full_errors(true), &verbose);
-    CHECK_THROWS_AS(told.tune(model, samples), NoCorrectBackendError);
+    CHECK(told.tune(model, samples).baseline_selected());
     CHECK(verbose.contains("the full error: Traceback (most recent call last):"));
   }
 }
@@ -641,9 +691,11 @@ TEST_CASE("A tuning that finds nothing usable throws its report with the error",
     const TuneReport& report = *error.report();
     CHECK(report.module == "net");
     REQUIRE(report.candidates.size() == 2);
-    CHECK(report.candidates[0].status == CandidateStatus::build_failed);
-    CHECK(report.candidates[1].status == CandidateStatus::incorrect);
-    CHECK(report.candidates[1].reason == "correctness check: scripted failure on call 1");
+    // With the baseline failed there is nothing to check them against: neither is tried.
+    for (const CandidateReport& row : report.candidates) {
+      CHECK(row.status == CandidateStatus::skipped);
+      CHECK_THAT(row.reason, Catch::StartsWith("not tried: the baseline TorchEager() failed"));
+    }
     REQUIRE(report.baseline.has_value());
     CHECK(report.baseline->status == CandidateStatus::build_failed);
     CHECK(report.selected.empty());
@@ -1024,19 +1076,12 @@ TEST_CASE("A graph's reduced-precision run is incorrect when its full-precision 
   // The same graph in fp32 and bf16 (as one OpenVINO IR is): fp32's outputs are wrong; bf16's
   // check, here, passes. The bf16 run must share its graph's verdict and never be selected,
   // whichever is listed first and whatever the schedule.
-  const auto variant = [](std::string name, std::string precision, bool wrong, double ms) {
-    FakeBehaviour behaviour{std::move(name), {ms}};
-    behaviour.precision = std::move(precision);
-    behaviour.graph = "ir";
-    if (wrong) behaviour.output_offset = 0.5;
-    return FakeBackend(behaviour);
-  };
   for (const Schedule schedule : {Schedule::interleaved, Schedule::sequential}) {
     for (const bool bf16_first : {false, true}) {
       INFO(to_string(schedule) << (bf16_first ? ", bf16 listed first" : ", fp32 listed first"));
       FakeModel model;
-      std::vector<FakeBackend> candidates{variant("Fp32", "", true, 4.0),
-                                          variant("Bf16", "bf16", false, 2.0),
+      std::vector<FakeBackend> candidates{graph_run("Fp32", "", true, 4.0),
+                                          graph_run("Bf16", "bf16", false, 2.0),
                                           FakeBackend("Other", 6.0)};
       if (bf16_first) std::swap(candidates[0], candidates[1]);
       auto strategy =
@@ -1053,7 +1098,7 @@ TEST_CASE("A graph's reduced-precision run is incorrect when its full-precision 
   }
   // A graph of its own, or one whose full-precision run passes, keeps its own verdict.
   FakeModel model;
-  auto strategy =
-      make_strategy(model, {variant("Fp32", "", false, 4.0), variant("Bf16", "bf16", false, 2.0)});
+  auto strategy = make_strategy(
+      model, {graph_run("Fp32", "", false, 4.0), graph_run("Bf16", "bf16", false, 2.0)});
   CHECK(strategy.tune(model, one_sample()).report.selected == "Bf16()");
 }

@@ -765,6 +765,55 @@ TEST_CASE("A forged cache entry never selects a candidate with wrong outputs, si
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("A hit on a reduced-precision run of a graph that is wrong in full precision is refused",
+          "[cache][strategy][trust][graph]") {
+  // Before: only the cached choice was rebuilt and checked (its bf16 tolerance passes a graph
+  // whose weights are wrong), so a forged entry served the bf16 run that a tuning refuses.
+  const auto dir = fresh_folder("forged_graph");
+  const std::vector<FakeBackend> candidates{graph_run("Fp32", "", true, 4.0),
+                                            graph_run("Bf16", "bf16", false, 2.0),
+                                            FakeBackend("Other", 6.0)};
+  FakeModel model;
+  TuningCache cache(dir / "cache.json");
+  auto first = make_strategy(model, candidates);
+  REQUIRE(tune_with_cache(first, cache, key_a, model, one_sample(), "net").report.selected ==
+          "Other()");
+  nlohmann::json file = nlohmann::json::parse(read_text(cache.path()));
+  nlohmann::json& report = file["entries"][TuningCache::entry_id(key_a)]["report"];
+  report["selected"] = "Bf16()";
+  report["selected_key"] = "fake:Bf16";
+  for (nlohmann::json& row : report["candidates"]) {
+    row["selected"] = row["backend"] == "Bf16()";
+    if (row["backend"] == "Bf16()") {
+      row["status"] = "ok";
+      row["reason"] = "";
+      row["latency"] = report["baseline"]["latency"];
+      row["latency"]["median"] = 1.0;
+    }
+  }
+  write_text(cache.path(), file.dump());
+
+  SinkRecorder recorder;
+  auto second = make_strategy(model, candidates, {}, &recorder);
+  const auto result = tune_with_cache(second, cache, key_a, model, one_sample(), "net");
+  CHECK(result.report.selected == "Other()");
+  CHECK_FALSE(result.report.cache_hit);
+  CHECK(recorder.contains("cannot be reused: incorrect: the full-precision run of its graph, "
+                          "Fp32(), is incorrect"));
+  // A graph whose full-precision run passes keeps its cached bf16 run.
+  const std::vector<FakeBackend> right{graph_run("Fp32", "", false, 4.0),
+                                       graph_run("Bf16", "bf16", false, 2.0)};
+  TuningCache fine(dir / "fine.json");
+  auto tuned = make_strategy(model, right);
+  REQUIRE(tune_with_cache(tuned, fine, key_a, model, one_sample(), "net").report.selected ==
+          "Bf16()");
+  auto again = make_strategy(model, right);
+  const auto hit = tune_with_cache(again, fine, key_a, model, one_sample(), "net");
+  CHECK(hit.report.cache_hit);
+  CHECK(hit.report.selected == "Bf16()");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("A cache entry whose report contradicts its choice is a miss with one warning",
           "[cache][strategy][trust]") {
   const auto dir = fresh_folder("contradiction");

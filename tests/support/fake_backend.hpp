@@ -302,6 +302,17 @@ inline FakeStrategy make_strategy(const FakeModel& model, std::vector<FakeBacken
   return FakeStrategy(std::move(candidates), std::move(config), VirtualTimer(model.clock));
 }
 
+/// A run of the graph "ir" named `name`, computing in `precision` ("": the full one, "bf16"...),
+/// its outputs off by 0.5 where `wrong` (as an IR with wrong weights gives in any precision; a
+/// reduced precision's wide tolerance may still pass it), taking `ms`.
+inline FakeBackend graph_run(std::string name, std::string precision, bool wrong, double ms) {
+  FakeBehaviour behaviour{std::move(name), {ms}};
+  behaviour.precision = std::move(precision);
+  behaviour.graph = "ir";
+  if (wrong) behaviour.output_offset = 0.5;
+  return FakeBackend(behaviour);
+}
+
 inline const std::vector<double>& one_sample() {
   static const std::vector<double> samples{1.5};
   return samples;

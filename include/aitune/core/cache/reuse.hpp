@@ -7,11 +7,13 @@
 /// and lives here, beside the cache it serves (core/cache/cached_tuning.hpp), to keep the tuning
 /// flow's header to the flow.
 
+#include "aitune/core/detail/strategy/graph_verdicts.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
@@ -85,13 +87,24 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
     PreTuned pre = pre_tune(in, guard_.make_baseline(in.model, checked), checked);
     release(pre.baseline);
     reference = std::move(pre.reference);
+    if (!reference.missing.empty()) refuse(reference.missing);
   }
   B candidate = take_candidate(*index);
   CandidateReport entry{row->backend, row->key};
+  entry.graph = guard_.name_of(candidates_[*index], guard_.position_of(*index)).graph;
   log_.info(1, fmt::format("{}: rebuilding and checking the earlier choice{}", entry.backend,
                            stored ? " against the baseline's outputs stored with it" : ""));
-  if (!build_and_check(in, reference, candidate, entry, /*check_now=*/true) ||
-      !guard_.try_activate(candidate, entry)) {
+  if (!build_and_check(in, reference, candidate, entry, /*check_now=*/true)) {
+    guard_.release(candidate);
+    refuse(fmt::format("{}: {}", to_label(entry.status), entry.reason));
+  }
+  // A reduced-precision run passes a wider check than its graph's full-precision run, which a
+  // tuning consults (detail/strategy/graph_verdicts.hpp): a hit consults it too.
+  if (const std::string why = graph_refusal_on_reuse(in, reference, *index, entry); !why.empty()) {
+    guard_.release(candidate);
+    refuse("incorrect: " + why);
+  }
+  if (!guard_.try_activate(candidate, entry)) {
     guard_.release(candidate);
     refuse(fmt::format("{}: {}", to_label(entry.status), entry.reason));
   }
@@ -99,6 +112,36 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
   TuneResult<B> result = reused(std::move(candidate));
   result.report.cache_hit->stored_reference = stored;
   return result;
+}
+
+/// Why `selected` (the reused choice, checked: `entry`) is refused for its graph, as a tuning
+/// refuses it (detail::graph_refusal): it computes in a reduced precision and the first
+/// full-precision run of its graph among the candidates, built and checked here against
+/// `reference`, is incorrect. Empty when it stands (a full-precision run that cannot be built or
+/// run is no verdict on the graph: the next one is tried).
+template <Backend B, Timer T>
+std::string MinLatencyStrategy<B, T>::graph_refusal_on_reuse(const TuneInputs& in,
+                                                             const Reference& reference,
+                                                             std::size_t selected,
+                                                             const CandidateReport& entry) {
+  if (!entry.reduced_precision || entry.graph.empty()) return {};
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    if (i == selected) continue;
+    const detail::Name name = guard_.name_of(candidates_[i], guard_.position_of(i));
+    if (name.failure || name.graph != entry.graph) continue;
+    B sibling = take_candidate(i);
+    CandidateReport row{name.description, name.key};
+    row.graph = name.graph;
+    log_.info(1, fmt::format("{}: checking the full-precision run of its graph, {}", entry.backend,
+                             row.backend));
+    const bool passed = build_and_check(in, reference, sibling, row, /*check_now=*/true);
+    guard_.release(sibling);
+    if (row.reduced_precision || (!passed && row.status != CandidateStatus::incorrect)) continue;
+    TuneReport both;
+    both.candidates = {entry, row};
+    return detail::graph_refusal(both, both.candidates[0]);
+  }
+  return {};
 }
 
 }  // namespace aitune

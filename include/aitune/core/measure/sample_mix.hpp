@@ -64,9 +64,14 @@ class SampleMix {
                                     weights.size(), labels.size()));
     }
     SampleMix mix;
+    // Each weight is taken relative to the largest, so their sum is at most the count: two
+    // weights of 1e308 summed to inf, and every shape then weighed 0 (nothing was timed).
+    double largest = 0.0;
+    for (std::size_t i = 0; i < weights.size(); ++i)
+      largest = std::max(largest, require_weight(i, weights[i]));
     double total = 0.0;
     for (std::size_t i = 0; i < labels.size(); ++i) {
-      const double weight = weights.empty() ? 1.0 : require_weight(i, weights[i]);
+      const double weight = weights.empty() ? 1.0 : weights[i] > 0.0 ? weights[i] / largest : 0.0;
       std::vector<SampleShape>& shapes = weight > 0.0 ? mix.timed_ : mix.checked_only_;
       auto shape = std::find_if(shapes.begin(), shapes.end(),
                                 [&](const SampleShape& s) { return s.label == labels[i]; });

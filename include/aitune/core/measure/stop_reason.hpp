@@ -19,6 +19,7 @@ enum class StopReason {
   call_budget,   ///< the race's call budget was spent
   nothing_left,  ///< every backend failed or was dropped
   stop_rule,     ///< the sequential schedule: each backend timed alone by the stop rule
+  cancelled,     ///< a stop was requested (the stop token): what was measured so far is kept
 };
 
 [[nodiscard]] constexpr EnumText enum_text(StopReason reason) noexcept {
@@ -32,6 +33,7 @@ enum class StopReason {
     case StopReason::call_budget: return {"call_budget", "call budget spent"};
     case StopReason::nothing_left: return {"nothing_left", "nothing left to measure"};
     case StopReason::stop_rule: return {"stop_rule", "the stop rule"};
+    case StopReason::cancelled: return {"cancelled", "cancelled"};
   }
   return {};
 }

@@ -263,7 +263,13 @@ class MinLatencyStrategy {
     if (!ready) {
       pre.reference.outputs.clear();
       release(baseline);
-      guard_.warn_baseline_failed(row);
+      if (config_.correctness_check()) {
+        pre.reference.missing = detail::reference_missing(row);
+        log_.warn(1, fmt::format("baseline {} failed ({}): {}", row.backend, row.reason,
+                                 pre.reference.missing));
+      } else {
+        guard_.warn_baseline_failed(row);
+      }
       return pre;
     }
     detail::note_reference_pass<B>(row, report.checked_samples, pre.reference.outputs,
@@ -281,6 +287,9 @@ class MinLatencyStrategy {
     const double start_ms = timer_.now_ms();
     bool ready = false;
     if (row.status != CandidateStatus::ok) {  // its name failed: never built, never selected
+    } else if (!reference.missing.empty()) {
+      row.status = CandidateStatus::skipped;
+      row.reason = "not tried: " + reference.missing;
     } else if (start_ms > reference.deadline_ms) {
       row.status = CandidateStatus::skipped;
       row.reason = "not tried: the tuning's time budget was spent";
@@ -297,6 +306,10 @@ class MinLatencyStrategy {
   }
 
   // ---- build and check -------------------------------------------------------------------------
+
+  /// For reuse (core/cache/reuse.hpp): why the reused choice is refused for its graph.
+  std::string graph_refusal_on_reuse(const TuneInputs& in, const Reference& reference,
+                                     std::size_t selected, const CandidateReport& entry);
 
   bool build_and_check(const TuneInputs& in, const Reference& reference, B& candidate,
                        CandidateReport& row, bool check_now) {
@@ -511,11 +524,18 @@ class MinLatencyStrategy {
         waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
         config_.stop_token(), callers ? &*callers : nullptr);
     if (entrants.empty()) return standing;
-    detail::Measurement measured = guard_.measured(entrants.size(), [&] {
-      return detail::measure_backends(entrants, in.profiling, config_.decision(), timer_, log_,
-                                      reference.deadline_ms, candidates_.size(), std::move(on_look),
-                                      &in.mix);
-    });
+    detail::Measurement measured;
+    try {
+      measured = guard_.measured(entrants.size(), [&] {
+        return detail::measure_backends(entrants, in.profiling, config_.decision(), timer_, log_,
+                                        reference.deadline_ms, candidates_.size(),
+                                        std::move(on_look), &in.mix);
+      });
+    } catch (detail::MeasurementCancelled& stopped) {
+      // A stop keeps what was measured: the rows get it, then the tuning ends with them.
+      settle_cancelled(stopped.measurement, waiting, entrants, in.mix, report);
+      throw CancelledError("cancelled");
+    }
     standing.evidence = detail::evidence_of(measured, waiting);
     const LatencyDecider decider = decider_of(standing.evidence);
     const bool raced = config_.profiling().schedule() == Schedule::interleaved;
@@ -542,6 +562,36 @@ class MinLatencyStrategy {
                                 {prepared.index, std::move(prepared.backend), std::move(*result)});
     }
     return standing;
+  }
+
+  /// The lanes of a measurement a stop cut short, on their rows (`waiting`'s, in the lanes'
+  /// order): what each measured until then, nothing decided; a backend not measured yet says the
+  /// stop came first.
+  void settle_cancelled(detail::Measurement& measured, const Waiting& waiting,
+                        const std::vector<detail::Entrant>& entrants, const SampleMix& mix,
+                        TuneReport& report) const {
+    detail::add_measurement(report.measurement, measured, std::nullopt, entrants);
+    const auto unmeasured = [](CandidateReport& row) {
+      row.status = CandidateStatus::skipped;
+      row.reason = "not measured: the tuning was stopped first";
+    };
+    std::size_t lane = 0;
+    std::optional<Result> baseline;
+    if (waiting.baseline) {
+      detail::Lane& measured_lane = measured.lanes[lane++];
+      baseline = detail::settle_baseline_lane(*report.baseline, measured_lane, mix, log_);
+      if (!baseline && !measured_lane.failure) unmeasured(*report.baseline);
+    }
+    const LatencyDecider decider = decider_of({measured.baseline_tail_alpha});
+    for (const Prepared& prepared : waiting.candidates) {
+      CandidateReport& row = report.candidates[prepared.index];
+      detail::Lane& measured_lane = measured.lanes[lane++];
+      if (!detail::settle_candidate_lane(row, measured_lane, prepared.spent_ms, baseline, decider,
+                                         mix, log_) &&
+          !measured_lane.failure) {
+        unmeasured(row);
+      }
+    }
   }
 
   /// The better of the best so far and `next` (a near tie keeps the one listed first); the other

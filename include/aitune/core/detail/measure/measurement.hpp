@@ -173,6 +173,16 @@ struct Measurement {
   std::optional<SteadyFinal> steady_final{};  ///< when the race ran one
 };
 
+/// A measurement stopped through the stop token: what it measured until then travels with the
+/// cancellation (its stop_reason `cancelled`), so the report so far keeps the rounds, calls and
+/// latencies a signal would otherwise throw away.
+class MeasurementCancelled : public CancelledError {
+ public:
+  explicit MeasurementCancelled(Measurement so_far)
+      : CancelledError("cancelled"), measurement(std::move(so_far)) {}
+  Measurement measurement;
+};
+
 }  // namespace detail
 
 }  // namespace aitune

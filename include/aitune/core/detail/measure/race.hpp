@@ -92,8 +92,41 @@ class LatencyRace {
       candidates += entrants[i].is_baseline ? 0 : 1;
     }
     candidates_ = std::max<std::size_t>(candidates, 1);
-    for (std::size_t i = 0; i < entrants.size(); ++i) {
-      AfterCallsGuard run(entrants[i].after_calls);
+    try {
+      race();
+    } catch (const CancelledError&) {
+      // What was measured until the stop stays with it: the report so far shows it.
+      stop(StopReason::cancelled,
+           fmt::format("cancelled after {} round(s) and {} look(s); the figures are those "
+                       "measured until then, and nothing was decided",
+                       summary_.rounds, summary_.looks));
+      summary_.baseline_tail_alpha = baseline_tail(std::max(summary_.looks, 1));
+      throw MeasurementCancelled(std::move(summary_));
+    }
+    // A parked baseline was last compared at the look that parked it: its paired rounds, and so
+    // its intervals, stop there.
+    summary_.baseline_tail_alpha =
+        baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
+    if (race_.warms_up_after_switch()) {
+      summary_.stop_detail += fmt::format(
+          "; calls within {:g} ms of a block's start were not timed", race_.switch_warmup_ms());
+    }
+    if (baseline_parked_ && summary_.rounds > parked_at_round_) {
+      summary_.stop_detail += fmt::format(
+          "; the baseline left the race after look {} ({} rounds): every candidate still racing "
+          "was faster than it with confidence; their ratios to it are over those rounds, the "
+          "speedups chained through the selected backend's",
+          parked_at_look_, parked_at_round_);
+    }
+    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_, parked_for()};
+    return std::move(summary_);
+  }
+
+ private:
+  /// The race itself: the warm-ups, the rounds and their looks, and the steady-state final.
+  void race() {
+    for (std::size_t i = 0; i < entrants_->size(); ++i) {
+      AfterCallsGuard run((*entrants_)[i].after_calls);
       warm_up(i);
       (void)end_calls(i, run);
     }
@@ -139,26 +172,8 @@ class LatencyRace {
       (void)look();
     }
     if (judged_ && faster_leader_ && race_.final_rounds() > 0) run_steady_final();
-    // A parked baseline was last compared at the look that parked it: its paired rounds, and so
-    // its intervals, stop there.
-    summary_.baseline_tail_alpha =
-        baseline_tail(baseline_parked_ ? parked_at_look_ : std::max(summary_.looks, 1));
-    if (race_.warms_up_after_switch()) {
-      summary_.stop_detail += fmt::format(
-          "; calls within {:g} ms of a block's start were not timed", race_.switch_warmup_ms());
-    }
-    if (baseline_parked_ && summary_.rounds > parked_at_round_) {
-      summary_.stop_detail += fmt::format(
-          "; the baseline left the race after look {} ({} rounds): every candidate still racing "
-          "was faster than it with confidence; their ratios to it are over those rounds, the "
-          "speedups chained through the selected backend's",
-          parked_at_look_, parked_at_round_);
-    }
-    if (judged_) summary_.switch_verdict = SwitchByLooks{faster_leader_, parked_for()};
-    return std::move(summary_);
   }
 
- private:
   [[nodiscard]] bool stopped() const noexcept {
     return summary_.stop_reason != StopReason::not_measured;
   }

@@ -104,7 +104,12 @@ template <Timer T>
       lane.calls = timed.calls;
       lane.time_ms = timed.time_ms;
     } catch (const CancelledError&) {
-      throw;  // the whole tuning stops, not this lane
+      // The whole tuning stops, not this lane; the lanes timed before it are kept.
+      measurement.stop_reason = StopReason::cancelled;
+      measurement.stop_detail = fmt::format("cancelled while timing backend {} of {}; the "
+                                            "figures are those measured until then",
+                                            i + 1, entrants.size());
+      throw MeasurementCancelled(std::move(measurement));
     } catch (...) {
       lane.failure = detail::current_exception_message();
       log.warn(2, fmt::format("{}: measure failed: {}", entrants[i].name, *lane.failure));

@@ -127,10 +127,15 @@ perf_validation_results_of(const TuneReport& report) {
                               candidate.reason);
   }
   report.decision = "no correct backend was found";
-  std::string message = fmt::format(
-      "module '{}': no correct backend was found among the {} candidate(s) considered{}{}",
-      report.module, report.candidates.size(), considered,
-      validation ? "\n  (the baseline was not usable either)" : "");
+  std::string baseline = validation ? "\n  (the baseline was not usable either)" : "";
+  if (report.baseline && report.baseline->status != CandidateStatus::ok) {
+    baseline = fmt::format("\n  (the baseline {} failed: {}: {})", report.baseline->backend,
+                           to_label(report.baseline->status), report.baseline->reason);
+  }
+  std::string message =
+      fmt::format("module '{}': no correct backend was found among the {} candidate(s) "
+                  "considered{}{}",
+                  report.module, report.candidates.size(), considered, baseline);
   return NoCorrectBackendError(message, std::make_shared<const TuneReport>(std::move(report)));
 }
 

@@ -72,6 +72,16 @@ inline bool fail(CandidateReport& row, PrepareStep step, std::string reason) {
 /// takes an optional's payload for "maybe uninitialized".
 inline constexpr std::size_t no_sample = std::numeric_limits<std::size_t>::max();
 
+/// Why no candidate can be checked when the baseline of `row` failed before its outputs were all
+/// there: Reference::missing. Only the check turned off tunes on without them.
+[[nodiscard]] inline std::string reference_missing(const CandidateReport& row) {
+  return fmt::format("the baseline {} failed before its outputs on the samples were there, so "
+                     "there is nothing to check a candidate's outputs against, and none is "
+                     "selected unchecked (fix the model or its samples, or turn the correctness "
+                     "check off)",
+                     row.backend);
+}
+
 /// The reason of a candidate whose build and check took `spent_ms`, over its own time budget.
 [[nodiscard]] inline std::string over_budget(double spent_ms) {
   return fmt::format("over its time budget: building and checking it took {:.1f} s",

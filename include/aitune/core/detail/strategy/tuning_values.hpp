@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <stop_token>
+#include <string>
 #include <vector>
 
 namespace aitune::detail {
@@ -42,6 +43,10 @@ struct Reference {
   std::vector<typename B::output_type> outputs{};  ///< the baseline's, one per checked sample
   std::size_t checked = 0;  ///< outputs are checked on the first `checked` samples
   double deadline_ms = std::numeric_limits<double>::infinity();  ///< the time budget ends here
+  /// Why there are no outputs to check a candidate against although the check is on (the
+  /// baseline failed to build or to run a sample): no candidate is then tried, for none could be
+  /// selected unchecked. Empty when the reference is there (or the check is off).
+  std::string missing{};
 };
 
 /// What pre_tune leaves: the baseline, built and run (none when it failed), and the reference.
