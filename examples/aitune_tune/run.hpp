@@ -304,6 +304,11 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
   const lt::InputRanges ranges = lt::InputRanges::of(model);
   if (!options.lengths.empty() && ranges.empty()) {
+    // A record that was refused is no record of none: say why it was refused.
+    if (model.archive && !model.archive->records_problem.empty()) {
+      throw UsageError{fmt::format("--lengths: '{}' has no usable dynamic axis: {}",
+                                   options.model.string(), model.archive->records_problem)};
+    }
     throw UsageError{fmt::format("--lengths: '{}' records no dynamic axis (export it with "
                                  "tools/export_model.py --dynamic NAME:AXIS:MIN..MAX)",
                                  options.model.string())};

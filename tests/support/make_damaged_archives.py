@@ -15,6 +15,11 @@ outside could have, for the tests of the archive reader and the runtime backends
                         would pass
   record_bomb           the ONNX model's record is deflated: 256 MiB of zeros in 256 KiB, a zip
                         bomb (PyTorch's writer stores every record unpacked)
+  range_symbol_twice    a range record whose one symbol has two ranges (x 2..8, mask 2..4): the
+                        bounds a tuning checks at would be inputs the program cannot take
+  entry_escapes         one more record of aoti_default named `.../aoti_default/../../..` up to
+                        the root and down to DIR/zip_slip_victim.txt: a zip slip, which LibTorch's
+                        AOTInductor loader would write outside its temporary folder
 
 Each is rewritten from the original every time (they are small and quick to make).
 
@@ -72,6 +77,11 @@ def precision_number(recorded):
 
 def record_missing(recorded):
     recorded["variants"]["onnx"]["records"][0] = "aitune/onnx/missing.onnx"
+
+
+def range_symbol_twice(recorded):
+    recorded["dynamic"] = [{"input": "x", "axis": 1, "min": 2, "max": 8, "symbol": "s0"},
+                           {"input": "mask", "axis": 1, "min": 2, "max": 4, "symbol": "s0"}]
 
 
 def reason_long(recorded):
@@ -134,6 +144,18 @@ def record_bomb(source, target):
             record.write(zeros)
 
 
+def entry_escapes(source, target, victim):
+    """`source` with one more record under aoti_default whose name climbs out of any folder it is
+    unpacked into and ends at the absolute path `victim`."""
+    with zipfile.ZipFile(source) as original:
+        top = original.namelist()[0].split("/")[0]
+    rewrite(source, target, lambda name, data: data)
+    climb = "../" * 16 + os.path.abspath(victim).lstrip("/")
+    name = f"{top}/data/aotinductor/aoti_default/{climb}"
+    with zipfile.ZipFile(target, "a", zipfile.ZIP_STORED) as copy:
+        copy.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), b"written by a zip slip\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", required=True)
@@ -149,6 +171,7 @@ def main():
         "records_unreadable": replacing("extra/aitune.json", lambda data: b'{"aoti": '),
         "record_missing": editing_records(record_missing),
         "reason_long": editing_records(reason_long),
+        "range_symbol_twice": editing_records(range_symbol_twice),
         "library_garbage": replacing(".wrapper.so", lambda data: noise),
         "ir_input_int64": replacing("aitune/openvino/model.xml", ir_input_int64),
     }
@@ -159,6 +182,11 @@ def main():
     print("damaged_ir_weights_scaled.pt2")
     record_bomb(source, os.path.join(args.dir, "damaged_record_bomb.pt2"))
     print("damaged_record_bomb.pt2")
+    victim = os.path.join(args.dir, "zip_slip_victim.txt")
+    if os.path.exists(victim):
+        os.remove(victim)
+    entry_escapes(source, os.path.join(args.dir, "damaged_entry_escapes.pt2"), victim)
+    print("damaged_entry_escapes.pt2")
     return 0
 
 

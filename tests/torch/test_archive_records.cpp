@@ -156,6 +156,78 @@ TEST_CASE("The axes exported as a range are read per input, and a range read wro
   }
 }
 
+TEST_CASE("A range record with one axis twice, one symbol with two ranges or a max no input can "
+          "have is refused, naming the conflict",
+          "[archive]") {
+  // Before: accepted; the bound samples a tuning made from it were inputs the program could not
+  // take, the baseline failed on them, and an unchecked candidate was selected (D2); a max of
+  // 2^40 or 2^63-1 ended in the allocator's or SymInt's raw text (D8).
+  const auto dynamic = [&](const std::string& axes) {
+    return read(R"({"schema": 2, )" + inputs + R"(, "dynamic": [)" + axes +
+                R"(], "variants": {"aoti_default": {"family": "aoti"},
+        "onnx": {"family": "onnx", "records": ["aitune/onnx/model.onnx"]}}})");
+  };
+  const std::string ids =
+      R"({"input": "input_ids", "axis": 1, "min": 2, "max": 64, "symbol": "s0"})";
+  SECTION("one symbol, two ranges") {
+    const Pt2Archive wrong = dynamic(ids + R"(, {"input": "attention_mask", "axis": 1, "min": 2,
+                                                 "max": 32, "symbol": "s0"})");
+    CHECK_THAT(wrong.records_problem,
+               Catch::Contains("dynamic[1] is") &&
+                   Catch::Contains("its symbol 's0' has the range 2..32 there and 2..64 on axis 1 "
+                                   "of 'input_ids': one exported dimension has one range"));
+    CHECK(wrong.dynamic_axes.empty());
+    CHECK(wrong.aoti_models.at(0).unusable == wrong.records_problem);
+  }
+  SECTION("one axis twice") {
+    const Pt2Archive wrong =
+        dynamic(ids + R"(, {"input": "input_ids", "axis": 1, "min": 2, "max": 8, "symbol": "s1"})");
+    CHECK_THAT(wrong.records_problem,
+               Catch::Contains("dynamic[1] is") &&
+                   Catch::Contains("it records axis 1 of 'input_ids' a second time"));
+    CHECK(wrong.runtime_variants.empty());
+  }
+  SECTION("a max past the largest dimension an input may have") {
+    for (const std::string max : {"2147483649", "1099511627776", "9223372036854775807"}) {
+      INFO(max);
+      const Pt2Archive wrong =
+          dynamic(R"({"input": "input_ids", "axis": 1, "min": 2, "max": )" + max + "}");
+      CHECK_THAT(wrong.records_problem, Catch::Contains("0 <= min <= max <= 2147483648"));
+    }
+    // The largest a dimension may be is still read.
+    CHECK(dynamic(R"({"input": "input_ids", "axis": 1, "min": 2, "max": 2147483648})")
+              .records_problem.empty());
+  }
+  SECTION("two symbols, or one symbol with one range on two inputs, are read") {
+    CHECK(dynamic(ids + R"(, {"input": "attention_mask", "axis": 1, "min": 2, "max": 32,
+                              "symbol": "s1"})")
+              .records_problem.empty());
+    CHECK(dynamic(ids + R"(, {"input": "attention_mask", "axis": 1, "min": 2, "max": 64,
+                              "symbol": "s0"})")
+              .dynamic_axes.size() == 2);
+  }
+}
+
+TEST_CASE("An AOTInductor compilation with no usable record of the family aoti is unusable, not "
+          "raced as fp32",
+          "[archive]") {
+  // Before: a record of an unknown family (or none) for aoti_default was warned about, yet the
+  // compilation was raced as fp32 and static and selected, its record saying bf16 and int8.
+  const auto compiled = [&](const std::string& record) {
+    const std::string variants = record.empty() ? "" : R"("aoti_default": )" + record;
+    return read(R"({"schema": 2, "variants": {)" + variants + "}}").aoti_models.at(0).unusable;
+  };
+  CHECK_THAT(compiled(R"({"family": "aoti-v2", "precision": "bf16"})"),
+             Catch::Contains("of the family 'aoti-v2', which this aitune-cpp does not read"));
+  CHECK_THAT(compiled(R"({"precision": "bf16"})"),
+             Catch::Contains("variants.aoti_default.family is missing"));
+  CHECK_THAT(compiled("7"), Catch::Contains("variants.aoti_default is 7, not an object"));
+  CHECK_THAT(compiled(R"({"family": "onnx", "records": ["aitune/onnx/model.onnx"]})"),
+             Catch::Contains("records variants.aoti_default as of the family 'onnx'"));
+  CHECK_THAT(compiled(""), Catch::Contains("records no variant 'aoti_default'"));
+  CHECK(compiled(R"({"family": "aoti", "precision": "bf16"})").empty());
+}
+
 TEST_CASE("A tuned module's ranged axes take any size in their range, and nothing else",
           "[archive][tuned_module]") {
   using aitune::lt::InputRanges;

@@ -793,6 +793,31 @@ TEST_CASE("An AOTInductor record whose precision is not a name fails that compil
   CHECK_THAT(report.candidates.at(0).reason, Catch::Contains("precision is 16"));
 }
 
+TEST_CASE("An archive with an entry that climbs out of its folder is refused before any loader "
+          "sees it, naming the entry",
+          "[runtimes][exported][archive]") {
+  // Before: LibTorch's AOTInductor loader wrote the entry to its temporary folder + the name, so
+  // a .pt2 overwrote or created any file the user could write (a zip slip), and the run passed.
+  const auto dir = aitune::testing::exported_dir();
+  const auto path = dir / "damaged_entry_escapes.pt2";
+  if (!std::filesystem::exists(path)) {
+    FAIL("missing " << path << ": run tests/support/make_damaged_archives.py (ctest does it)");
+  }
+  CHECK_THROWS_WITH(load_model(path),
+                    Catch::Contains("damaged_entry_escapes.pt2' is refused: its entry "
+                                    "'data/aotinductor/aoti_default/../../") &&
+                        Catch::Contains("zip_slip_victim.txt' would be unpacked outside the "
+                                        "archive's folder (it has a '..' component)"));
+  CHECK_FALSE(std::filesystem::exists(dir / "zip_slip_victim.txt"));
+  // The names a loader may unpack, and those it may not.
+  CHECK(aitune::lt::detail::escaping_record("data/aotinductor/aoti_default/x.wrapper.so").empty());
+  CHECK(aitune::lt::detail::escaping_record("data/aotinductor/m/..x/y..").empty());
+  CHECK_FALSE(aitune::lt::detail::escaping_record("data/aotinductor/m/../../x").empty());
+  CHECK_FALSE(aitune::lt::detail::escaping_record("..").empty());
+  CHECK_FALSE(aitune::lt::detail::escaping_record("data/..").empty());
+  CHECK_FALSE(aitune::lt::detail::escaping_record("/etc/passwd").empty());
+}
+
 TEST_CASE("An archive's records that cannot be read, or name a missing record, say so on every "
           "candidate made from them",
           "[runtimes][exported][archive]") {

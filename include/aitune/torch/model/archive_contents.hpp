@@ -68,6 +68,17 @@ struct DynamicAxis {
   std::string symbol{};  ///< torch.export's symbol for the size (`s0`)
 };
 
+/// The values an integer input may hold, from min to max inclusive: the rows of the embedding it
+/// indexes (torch.export's graph proves it), or what the user declared at export
+/// (tools/export_model.py --domain). A value outside reads out of bounds in a compiled model
+/// (AOTInductor aborts the process), and other runtimes answer it silently.
+struct IndexDomain {
+  std::string input;     ///< the input's name
+  std::int64_t min = 0;  ///< the smallest value
+  std::int64_t max = 0;  ///< the largest value
+  std::string source{};  ///< where it comes from: "embedding" or "declared"
+};
+
 /// What a torch.export `.pt2` archive (PT2 archive format) holds: ExportedPrograms under
 /// `models/<name>.json`, run by the native runtime, and AOTInductor compilations under
 /// `data/aotinductor/<name>/`, each loaded by its name.
@@ -85,6 +96,9 @@ struct Pt2Archive {
   /// The axes exported as a range, as tools/export_model.py recorded them (empty: every input
   /// has the example's shape).
   std::vector<DynamicAxis> dynamic_axes{};
+  /// The values the integer inputs that index an embedding may hold, as tools/export_model.py
+  /// recorded them (empty: none recorded).
+  std::vector<IndexDomain> index_domains{};
   /// The models converted for other runtimes, by variant name ("onnx", "openvino").
   std::map<std::string, RuntimeVariantInfo> runtime_variants{};
   /// The variants tools/export_model.py tried and could not make, with the cause it recorded.

@@ -9,6 +9,7 @@
 /// archives of schema 1 (no "schema": "aoti" and "runtimes" by family name) read as before.
 /// Everything read is untrusted: a record that cannot be used says why.
 
+#include "aitune/core/cli/option_text.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/precision.hpp"
@@ -173,17 +174,58 @@ inline std::string record_named(const nlohmann::json& value, const std::string& 
   return problem.empty() ? value.get<std::string>() : std::string();
 }
 
+/// The archive's AOTInductor compilation named `name`, or null.
+inline AotiModelInfo* compilation_named(Pt2Archive& archive, const std::string& name) {
+  const auto info = std::find_if(archive.aoti_models.begin(), archive.aoti_models.end(),
+                                 [&](const AotiModelInfo& m) { return m.name == name; });
+  return info == archive.aoti_models.end() ? nullptr : &*info;
+}
+
+/// After schema 2's variants are read: an AOTInductor compilation whose variant record is not a
+/// usable record of the family "aoti" (of another family, of one this library does not read, not
+/// an object, or missing) is unusable with that cause, never raced as fp32 by default: its record
+/// may say bf16 or int8.
+inline void refuse_unrecorded_compilations(Pt2Archive& archive,
+                                           const std::vector<std::string>& read_as_aoti) {
+  for (AotiModelInfo& info : archive.aoti_models) {
+    if (std::find(read_as_aoti.begin(), read_as_aoti.end(), info.name) != read_as_aoti.end() ||
+        !info.unusable.empty()) {
+      continue;
+    }
+    const auto problem = [&](const std::map<std::string, std::string>& variants) {
+      const auto found = variants.find(info.name);
+      return found == variants.end() ? std::string() : found->second;
+    };
+    std::string why = problem(archive.unusable_variants);
+    if (why.empty()) why = problem(archive.unknown_variants);
+    if (why.empty() && archive.runtime_variants.contains(info.name)) {
+      why = fmt::format("the archive's extra/aitune.json records variants.{} as of the family "
+                        "'{}', not as the AOTInductor compilation the archive holds under that "
+                        "name",
+                        info.name, archive.runtime_variants.at(info.name).family);
+    }
+    if (why.empty()) {
+      why = fmt::format("the archive's extra/aitune.json records no variant '{}' for this "
+                        "AOTInductor compilation, so what it computes in is unknown",
+                        info.name);
+    }
+    info.unusable = std::move(why);
+  }
+}
+
 /// Schema 2's variants (aitune.json's "variants"), read by family: "aoti" completes the
 /// compilation of that name; a runtime family (runtime_family_files) is a converted model
 /// whose "records" must name its files, in order. A record that cannot be used is an unusable
 /// variant with its cause; a family this library does not read is an unknown variant, named in
-/// the same way (never dropped in silence).
+/// the same way (never dropped in silence); a compilation with no usable "aoti" record is
+/// unusable (refuse_unrecorded_compilations).
 inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
                           const std::function<bool(const std::string&)>& has_record) {
   if (!variants.is_object()) {
     fail_records(archive, "variants is " + json_excerpt(variants) + ", not an object");
     return;
   }
+  std::vector<std::string> read_as_aoti;
   for (const auto& [name, record] : variants.items()) {
     const std::string shown = aitune::detail::cut_text(name, 100);  // a name is untrusted too
     const std::string where = fmt::format("the archive's extra/aitune.json: variants.{}", shown);
@@ -201,15 +243,13 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
     }
     const std::string& family_name = family->get_ref<const std::string&>();
     if (family_name == "aoti") {
-      // A lambda may not capture a structured binding before C++20's P1091 (clang 15 and older).
-      const std::string& compiled = name;
-      const auto info = std::find_if(archive.aoti_models.begin(), archive.aoti_models.end(),
-                                     [&](const AotiModelInfo& m) { return m.name == compiled; });
-      if (info == archive.aoti_models.end()) {
+      AotiModelInfo* info = compilation_named(archive, name);
+      if (info == nullptr) {
         archive.unusable_variants[name] =
             fmt::format("{} records an AOTInductor compilation the archive does not hold", where);
       } else {
         read_aoti_record(record, where, *info);
+        read_as_aoti.push_back(name);
       }
       continue;
     }
@@ -244,6 +284,7 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
       archive.unusable_variants[name] = std::move(problem);
     }
   }
+  refuse_unrecorded_compilations(archive, read_as_aoti);
 }
 
 /// Schema 1's converted models (aitune.json's "runtimes", by family name), as schema 2 reads
@@ -311,9 +352,31 @@ inline void read_outputs_and_failures(const nlohmann::json& recorded, Pt2Archive
   }
 }
 
+/// Why `axis` cannot stand beside the axes read before it (empty when it can): the same axis of
+/// the same input twice, or one exported dimension (a symbol) with two ranges. Either would make
+/// the bounds a tuning checks at inputs the program cannot take.
+inline std::string conflicting_axis(const DynamicAxis& axis, const std::vector<DynamicAxis>& read) {
+  for (const DynamicAxis& earlier : read) {
+    if (earlier.input == axis.input && earlier.axis == axis.axis) {
+      return fmt::format("it records axis {} of '{}' a second time", axis.axis,
+                         aitune::detail::printable_excerpt(axis.input, 60));
+    }
+    if (!axis.symbol.empty() && earlier.symbol == axis.symbol &&
+        (earlier.min != axis.min || earlier.max != axis.max)) {
+      return fmt::format("its symbol '{}' has the range {}..{} there and {}..{} on axis {} of "
+                         "'{}': one exported dimension has one range",
+                         aitune::detail::printable_excerpt(axis.symbol, 60), axis.min, axis.max,
+                         earlier.min, earlier.max, earlier.axis,
+                         aitune::detail::printable_excerpt(earlier.input, 60));
+    }
+  }
+  return {};
+}
+
 /// The axes exported as a range (aitune.json's "dynamic"), each of a recorded input, with
-/// 0 <= min <= max; anything else makes the records unusable (fail_records): a range read
-/// wrong would let a compilation be called outside the shapes it takes.
+/// 0 <= min <= max <= max_input_dimension, no axis twice and one range per symbol; anything else
+/// makes the records unusable (fail_records): a range read wrong would let a compilation be
+/// called outside the shapes it takes, and a tuning check it at sizes no input can have.
 inline void read_dynamic_axes(const nlohmann::json& recorded, Pt2Archive& archive) {
   const auto dynamic = recorded.find("dynamic");
   if (dynamic == recorded.end()) return;
@@ -332,18 +395,56 @@ inline void read_dynamic_axes(const nlohmann::json& recorded, Pt2Archive& archiv
                                  field("input")) != archive.input_names.end() &&
                        0 <= field("min").get<std::int64_t>() &&
                        field("min").get<std::int64_t>() <= field("max").get<std::int64_t>() &&
+                       field("max").get<std::int64_t>() <= max_input_dimension &&
                        (field("symbol").is_null() || field("symbol").is_string());
     if (!valid) {
-      fail_records(archive, fmt::format("dynamic[{}] is {}, not an axis of a recorded input "
-                                        "with 0 <= min <= max",
-                                        i, json_excerpt(axis)));
+      fail_records(archive,
+                   fmt::format("dynamic[{}] is {}, not an axis of a recorded input with 0 <= min "
+                               "<= max <= {}",
+                               i, json_excerpt(axis), max_input_dimension));
       archive.dynamic_axes.clear();
       return;
     }
-    archive.dynamic_axes.push_back(
-        DynamicAxis{field("input").get<std::string>(), field("axis").get<std::size_t>(),
-                    field("min").get<std::int64_t>(), field("max").get<std::int64_t>(),
-                    field("symbol").is_string() ? field("symbol").get<std::string>() : ""});
+    DynamicAxis read{field("input").get<std::string>(), field("axis").get<std::size_t>(),
+                     field("min").get<std::int64_t>(), field("max").get<std::int64_t>(),
+                     field("symbol").is_string() ? field("symbol").get<std::string>() : ""};
+    if (const std::string conflict = conflicting_axis(read, archive.dynamic_axes);
+        !conflict.empty()) {
+      fail_records(archive, fmt::format("dynamic[{}] is {}: {}", i, json_excerpt(axis), conflict));
+      archive.dynamic_axes.clear();
+      return;
+    }
+    archive.dynamic_axes.push_back(std::move(read));
+  }
+}
+
+/// The values each recorded input may hold (aitune.json's `inputs[i].domain`: `{"min", "max",
+/// "source"}`), for the inputs that record one; anything else makes the records unusable
+/// (fail_records): a domain read wrong would refuse good requests or pass bad ones.
+inline void read_index_domains(const nlohmann::json& inputs, Pt2Archive& archive) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const nlohmann::json& input = inputs[i];
+    const auto domain = input.is_object() ? input.find("domain") : input.end();
+    if (domain == input.end()) continue;
+    const auto field = [&](const char* key) {
+      return domain->is_object() && domain->contains(key) ? (*domain)[key] : nlohmann::json();
+    };
+    const bool valid = !archive.input_names[i].empty() && field("min").is_number_integer() &&
+                       field("max").is_number_integer() &&
+                       field("min").get<std::int64_t>() <= field("max").get<std::int64_t>() &&
+                       (field("source").is_null() || field("source").is_string());
+    if (!valid) {
+      fail_records(archive, fmt::format("inputs[{}].domain is {}, not the values of a named input "
+                                        "with min <= max",
+                                        i, json_excerpt(*domain)));
+      archive.index_domains.clear();
+      return;
+    }
+    archive.index_domains.push_back(IndexDomain{
+        archive.input_names[i], field("min").get<std::int64_t>(), field("max").get<std::int64_t>(),
+        field("source").is_string()
+            ? aitune::detail::printable_excerpt(field("source").get<std::string>(), 20)
+            : std::string()});
   }
 }
 
@@ -384,6 +485,10 @@ inline void read_aitune_json(std::string_view text, Pt2Archive& archive,
     }
   }
   if (archive.records_problem.empty()) read_dynamic_axes(recorded, archive);
+  if (const auto inputs = recorded.find("inputs");
+      archive.records_problem.empty() && inputs != recorded.end() && inputs->is_array()) {
+    read_index_domains(*inputs, archive);
+  }
 }
 
 }  // namespace detail

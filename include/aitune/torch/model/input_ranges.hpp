@@ -8,6 +8,8 @@
 /// attention_mask's length) equal within a call. What fits is safe for every variant made for
 /// the range; anything else would read out of bounds in a compiled model.
 
+#include "aitune/core/cli/option_text.hpp"
+#include "aitune/core/error.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/model.hpp"
 
@@ -108,14 +110,18 @@ struct InputRanges {
 
   /// `sample` at the range's smallest and largest sizes (one sample when they are equal): each
   /// ranged axis cut to its min, or its values repeated up to its max, so token ids stay in
-  /// their vocabulary and masks stay 0 or 1. For the check a tuning makes at the bounds.
+  /// their vocabulary and masks stay 0 or 1. For the check a tuning makes at the bounds. Throws
+  /// Error, naming the range, when an input at its largest would hold more than
+  /// max_input_elements elements (a record's max is untrusted: checked before anything is
+  /// allocated).
   [[nodiscard]] std::vector<Sample> at_bounds(const Sample& sample) const {
     const auto at = [&](bool largest) {
       Sample bound = sample;
       for (const AxisRange& range : axes) {
         if (range.position >= bound.size() || !bound[range.position].isTensor()) continue;
-        bound[range.position] =
-            resized(bound[range.position].toTensor(), range.axis, largest ? range.max : range.min);
+        const std::int64_t size = largest ? range.max : range.min;
+        refuse_too_large(bound[range.position].toTensor(), range, size);
+        bound[range.position] = resized(bound[range.position].toTensor(), range.axis, size);
       }
       return bound;
     };
@@ -158,6 +164,21 @@ struct InputRanges {
       if (range.position == position && range.axis == axis) return &range;
     }
     return nullptr;
+  }
+
+  /// Throws Error when `tensor` with `range`'s axis at `size` would hold more than
+  /// max_input_elements elements.
+  static void refuse_too_large(const at::Tensor& tensor, const AxisRange& range,
+                               std::int64_t size) {
+    const auto dim = static_cast<std::int64_t>(range.axis);
+    if (!tensor.defined() || dim >= tensor.dim() || tensor.size(dim) == 0 || size == 0) return;
+    const std::int64_t others = tensor.numel() / tensor.size(dim);
+    if (others <= max_input_elements / size) return;
+    throw Error(fmt::format("input {} ('{}') at {}, the largest size the archive records for its "
+                            "axis {} ({}..{}), would hold more than {} elements (the most an "
+                            "input may have): a damaged record, or export a smaller range",
+                            range.position, range.input, size, range.axis, range.min, range.max,
+                            max_input_elements));
   }
 
   /// `tensor` with `axis` of `size`: its first values, or its values repeated.

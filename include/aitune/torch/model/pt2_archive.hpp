@@ -7,6 +7,7 @@
 /// tools/export_model.py recorded in `extra/aitune.json` (model/archive_records.hpp). Every
 /// record is read within a size bound: the archive is untrusted.
 
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/archive_contents.hpp"
@@ -66,8 +67,36 @@ inline std::string name_under(std::string_view record, std::string_view prefix,
   return std::string(record);
 }
 
+/// Why the record name `record` could write outside the folder a loader unpacks the archive
+/// into (empty when it cannot): an absolute name, or one with a `..` component. LibTorch's
+/// AOTInductor loader writes each of a compilation's records to its temporary folder + the name,
+/// unchecked (a zip slip: 2.11 overwrote a user's file so).
+inline std::string escaping_record(std::string_view record) {
+  if (record.starts_with('/')) return "it is an absolute path";
+  for (std::size_t start = 0; start <= record.size();) {
+    const std::size_t end = std::min(record.find('/', start), record.size());
+    if (record.substr(start, end - start) == "..") return "it has a '..' component";
+    start = end + 1;
+  }
+  return {};
+}
+
+/// Throws Error naming the first record of `records` (the archive at `path`'s) that could write
+/// outside an extraction folder: such an archive is refused before any loader sees it.
+inline void refuse_escaping_records(const std::filesystem::path& path,
+                                    const std::vector<std::string>& records) {
+  for (const std::string& record : records) {
+    if (const std::string why = escaping_record(record); !why.empty()) {
+      throw Error(fmt::format("'{}' is refused: its entry '{}' would be unpacked outside the "
+                              "archive's folder ({}); a damaged or hostile archive",
+                              path.string(), aitune::detail::printable_excerpt(record, 200), why));
+    }
+  }
+}
+
 /// Reads what a PT2 archive holds; nullopt when `path` is a zip file of another kind (such as a
-/// TorchScript file). Throws c10::Error when it is no zip file at all.
+/// TorchScript file). Throws c10::Error when it is no zip file at all, and Error when an entry's
+/// name could write outside the folder it is unpacked into (refuse_escaping_records).
 inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& path) {
   caffe2::serialize::PyTorchStreamReader reader(path.string());
   const std::uint64_t bound = record_size_bound(path);
@@ -75,8 +104,10 @@ inline std::optional<Pt2Archive> read_pt2_archive(const std::filesystem::path& p
       read_record(reader, "archive_format", bound) != "pt2") {
     return std::nullopt;
   }
+  const std::vector<std::string> records = reader.getAllRecords();
+  refuse_escaping_records(path, records);
   Pt2Archive archive{path};
-  for (const std::string& record : reader.getAllRecords()) {
+  for (const std::string& record : records) {
     if (auto program = name_under(record, "models/", ".json"); !program.empty()) {
       archive.programs.push_back(std::move(program));
     }

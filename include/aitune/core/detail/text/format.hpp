@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -64,6 +65,23 @@ namespace detail {
 [[nodiscard]] inline std::string cut_text(std::string_view text, std::size_t limit) {
   if (text.size() <= limit) return std::string(text);
   return fmt::format("{} ... ({} more characters)", text.substr(0, limit), text.size() - limit);
+}
+
+/// `text` for a terminal or a report line: each control character (a newline, ESC, BEL, DEL)
+/// written as `\xHH`, so a name read from an archive cannot move the cursor, retitle the
+/// terminal or start a line of its own; then cut to `limit` characters as cut_text does.
+[[nodiscard]] inline std::string printable_excerpt(std::string_view text, std::size_t limit) {
+  std::string shown;
+  for (const char c : text.substr(0, std::min(text.size(), limit))) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      shown += fmt::format("\\x{:02X}", byte);
+    } else {
+      shown += c;
+    }
+  }
+  if (text.size() > limit) shown += fmt::format(" ... ({} more characters)", text.size() - limit);
+  return shown;
 }
 
 /// `title (N):` and then each item on its own line, numbered from 1 and indented.
