@@ -54,6 +54,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from aitune_export import export, make_inputs, parse_dynamic, parse_input  # noqa: E402
+from aitune_export.domains import parse_domain  # noqa: E402
 from aitune_export.outputs import to_plain  # noqa: E402
 from aitune_export.quantize import Calibration  # noqa: E402
 
@@ -166,13 +167,13 @@ RUNTIMES = ("default", "onnx", "openvino")
 
 
 class Model(collections.namedtuple(
-        "Model", "factory inputs variants fail dynamic also_at calibration int8_quantiser",
-        defaults=(("default",), (), (), (), 0, None))):
+        "Model", "factory inputs variants fail dynamic also_at calibration int8_quantiser domains",
+        defaults=(("default",), (), (), (), 0, None, ()))):
     """The factory, its --input texts, the variants to export (tools/export_model.py's names),
     those meant to fail (as export() names them: aoti_default, onnx, openvino), its --dynamic
     texts, the sizes of its dynamic axes to save eager inputs and outputs at besides the
     example's (NAME.io/inputs_SIZE.pt, outputs_SIZE.pt), how many random inputs its int8
-    variants calibrate on, and what quantises its aoti_int8 (None: PT2E)."""
+    variants calibrate on, what quantises its aoti_int8 (None: PT2E), and its --domain texts."""
 
 
 class WeightRounding:
@@ -200,7 +201,8 @@ class WeightRounding:
 MODELS = {
     "dict_outputs": Model(DictOutputs, ["1x8", "1x4"], RUNTIMES),
     "add_in_place": Model(AddInPlace, ["1x4x4"]),
-    "kv_cache": Model(KvCache, ["1x8", "1x4x8", "1:int64[0,4)"]),
+    # Its position indexes the cache's 4 slots, which no embedding proves: --domain declares it.
+    "kv_cache": Model(KvCache, ["1x8", "1x4x8", "1:int64[0,4)"], domains=("2:0..3",)),
     "bert": Model(bert, TOKENS, RUNTIMES),
     "bert_dynamic": Model(lambda: bert(positions=512), LONG_TOKENS, RUNTIMES,
                           dynamic=("input_ids:1:8..256", "attention_mask:1:8..256"),
@@ -283,7 +285,8 @@ def main():
                        if model.calibration else None)
         failures = export(module, inputs, path, list(model.variants), "cpu", specs=specs,
                           save_io=io, dynamic=dynamic, calibration=calibration,
-                          int8_quantiser=model.int8_quantiser)[1]
+                          int8_quantiser=model.int8_quantiser,
+                          domains=[parse_domain(text) for text in model.domains])[1]
         for size in model.also_at:
             save_io_at(module, specs, dynamic, size, io)
         if calibration:

@@ -346,6 +346,30 @@ TEST_CASE("Models that write to their inputs get copies: every backend matches e
   }
 }
 
+TEST_CASE("A position declared with --domain is refused outside its values, served and called "
+          "directly",
+          "[exported][real_model][inputs]") {
+  // kv_cache writes at `pos` into a cache of 4 slots: a compiled model given 4 writes out of
+  // bounds. tools/export_model.py --domain 2:0..3 records what no embedding proves.
+  const Exported model = exported("kv_cache");
+  const Pt2Archive& archive = *model.model.archive;
+  REQUIRE(archive.index_domains.size() == 1);
+  CHECK(archive.index_domains[0].min == 0);
+  CHECK(archive.index_domains[0].max == 3);
+  CHECK(archive.index_domains[0].source == "declared");
+  Sample outside = copy_of(model.samples[0]);
+  outside[2] = torch::full({1}, 4, torch::kInt64);
+  const TunedModule aoti = tuned_to_aoti(model);
+  CHECK_THROWS_WITH(aoti.forward(outside),
+                    Catch::Contains("holds the value 4, outside 0 to 3 (the values declared for "
+                                    "it at export)"));
+  CHECK_THROWS_WITH(tuned_to_baseline(model).forward(outside), Catch::Contains("outside 0 to 3"));
+  check_equal_to_eager(aoti.forward(model.samples[0]), model, aoti.backend().output_policy());
+  AOTInductor direct = AOTInductor::from_archive(archive, archive.aoti_models.at(0));
+  direct.build(model.model, model.samples);
+  CHECK_THROWS_WITH(direct.infer(outside), Catch::Contains("outside 0 to 3"));
+}
+
 // ---- calls from several threads -----------------------------------------------------------
 
 TEST_CASE("Two forward() calls on a .pt2 tuned module run at the same time, on the baseline and "

@@ -77,16 +77,23 @@ records the range export proved, per input and axis:
       --input attention_mask=1x128:int64[1,2) --dynamic input_ids:1:8..256 \\
       --dynamic attention_mask:1:8..256 --out bert.pt2
 
+An integer input that indexes an embedding (input_ids) records the rows it may index, read off
+the exported graph; --domain NAME:MIN..MAX declares the values of one the graph does not prove.
+aitune-cpp refuses a call whose values are outside them, whichever runtime serves it (a token id
+outside the vocabulary aborts an AOTInductor model's process). An --input spec's [LOW,HIGH) is
+only where random example values are drawn from, never a domain.
+
 --save-io DIR writes DIR/inputs.pt (the example inputs, a tuple in the program's order, as
 `aitune-tune --sample` reads it) and DIR/outputs.pt (what eager PyTorch returned for them, in
 the exported structure, as `aitune-tune --expect` compares the tuned module's outputs with).
 
 Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
-       [--dynamic NAME:AXIS:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
+       [--dynamic NAME:AXIS:MIN..MAX ...] [--domain NAME:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
        [--save-io DIR] [--calibration FILE.py:FUNCTION] [--calibration-samples N]
        [--held-out FILE.py:FUNCTION] [--model-type cnn|transformer]
 
-The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), outputs.py (plain
+The code is the package tools/aitune_export/: inputs.py (--input, --dynamic), domains.py
+(--domain, and the domains the graph proves), outputs.py (plain
 outputs, the check of a converted model), one module per variant family (aoti_variant.py,
 onnx_variant.py, openvino_variant.py), quantize.py (the converted models' int8 variants),
 aoti_int8.py (PT2E's), archive.py (the archive and its extra/aitune.json, whose

@@ -5,7 +5,10 @@ extra/aitune.json (schema 2), what the C++ reader (torch/model/pt2_archive.hpp) 
 
   schema      2
   torch       the version of PyTorch that exported it
-  inputs      [{name, shape, spec}], the program's inputs in order, at the example's shapes
+  inputs      [{name, shape, spec, domain}], the program's inputs in order, at the example's
+              shapes; domain {min, max, source}: the values an integer input may hold, the rows
+              of the embedding it indexes ("embedding") or --domain's ("declared"); a call
+              outside them is refused
   dynamic     [{input, axis, min, max, symbol}], the axes exported as a range, with the range
               torch.export proved (its range_constraints); axes with one symbol must agree
   variants    {name: {family, precision, records, shapes, made, ...}}: every variant made. family

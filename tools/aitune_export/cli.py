@@ -9,6 +9,7 @@ import torch
 
 from . import __doc__ as DOC
 from . import quantize
+from .domains import parse_domain
 from .export import HELD_OUT_COUNT, INT8_VARIANTS, VARIANT_NAMES, default_variants, export
 from .inputs import make_inputs, parse_dynamic, parse_input
 from .quantize import REPAIR_ITERATIONS
@@ -88,6 +89,11 @@ def main():
                         help="an axis of an input (by name, or by position for an unnamed one) "
                              "that varies from MIN to MAX at serving time: every variant takes "
                              "the range (repeatable; give each related input's axis)")
+    parser.add_argument("--domain", action="append", type=parse_domain, default=[],
+                        metavar="NAME:MIN..MAX",
+                        help="the values an integer input may hold, MIN to MAX inclusive: every "
+                             "call outside them is refused (repeatable; an input that indexes an "
+                             "embedding records its rows without it)")
     parser.add_argument("--out", required=True, help="the archive to write (.pt2)")
     parser.add_argument("--variants",
                         help=f"comma-separated, from {', '.join(VARIANT_NAMES)} "
@@ -154,7 +160,8 @@ def main():
                            calibration_samples=args.calibration_samples,
                            model_type=args.model_type,
                            repair_iterations=args.repair_iterations,
-                           repair_inputs=held_out and (lambda count: held_out[:count]))
+                           repair_inputs=held_out and (lambda count: held_out[:count]),
+                           domains=args.domain)
     print(f"{args.out}: ExportedProgram 'model'" + (f" and {', '.join(names)}" if names else ""))
     return 1 if failed else 0
 

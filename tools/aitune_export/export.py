@@ -8,6 +8,7 @@ import torch
 
 from . import aoti_int8, aoti_variant, onnx_variant, openvino_variant, quantize
 from .archive import aitune_json, check_names, package, write_atomically
+from .domains import domains_of
 from .inputs import Input, clone_inputs, input_names, make_inputs, resized, resolve_dynamics
 from .outputs import to_plain, wrap_for_export
 
@@ -111,7 +112,8 @@ def judged_note(record):
 
 def export(module, inputs, out, variants, device, log=print, specs=None, save_io=None,
            dynamic=(), seed=0, calibration=None, calibration_samples=300, model_type=None,
-           int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS, repair_inputs=None):
+           int8_quantiser=None, repair_iterations=quantize.REPAIR_ITERATIONS, repair_inputs=None,
+           domains=()):
     """Writes `out`: the ExportedProgram of `module` (eval mode, on `device`) and its `variants`
     (keys of AOTI_VARIANTS, AOTInductor, and of CONVERTERS, converted for the CPU). `specs`
     (Input per input, optional) name the inputs; named ones are passed as keyword arguments.
@@ -125,7 +127,8 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     break is made again with NNCF's accuracy control, reverting at most `repair_iterations` layer
     groups to f32, judged on `repair_inputs(count)` (input tuples the calibration never saw;
     None: random ones); given them, whether an int8 variant needs repair is judged on them too,
-    not on the example (quantize.judge). Returns the names of the variants written (aoti_*, onnx,
+    not on the example (quantize.judge). Each integer input that indexes an embedding records
+    the values it may hold, or those `domains` (domains.Domain, from --domain) declare. Returns the names of the variants written (aoti_*, onnx,
     openvino, *_int8) and of those that failed (a variant the device cannot run is skipped,
     neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
@@ -171,6 +174,14 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
                 raise
             raise SystemExit(f"export_model: torch.export cannot take the range "
                              f"{', '.join(map(str, dynamic))}: {cause_of(error)}")
+    try:
+        index_domains = domains_of(program, names, specs, domains)
+    except ValueError as error:
+        raise SystemExit(f"export_model: {error}")
+    for index, domain in sorted(index_domains.items()):
+        log(f"{out}: {names[index]} takes the values {domain['min']}..{domain['max']} ("
+            + ("the rows of the embedding it indexes" if domain["source"] == "embedding"
+               else "--domain") + "): a call outside them is refused")
     if save_io:
         os.makedirs(save_io, exist_ok=True)
         for name, value in (("inputs.pt", tuple(t.cpu() for t in inputs)),
@@ -332,8 +343,9 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     check_names([n for n in (*recorded, *failed) if n not in CONVERTERS and n not in QUANTIZED])
     extra = {"aitune.json": aitune_json(
         torch=torch.__version__,
-        inputs=[{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {})}
-                for n, s in zip(names, specs)],
+        inputs=[{"name": n, "shape": list(s.shape), **({"spec": s.text} if s.text else {}),
+                 **({"domain": index_domains[i]} if i in index_domains else {})}
+                for i, (n, s) in enumerate(zip(names, specs))],
         dynamic=ranges, variants=recorded, failed=failed,
         outputs_converted=converted,
         # The structure the flat outputs of a compiled or converted model are rebuilt into, as

@@ -64,19 +64,24 @@ def parse_dynamic(text):
     return Dynamic(name, axis, low, high)
 
 
+def input_index(option, given, names):
+    """The index of the input `given.input` names (its name, or its position as text, among
+    `names`). Raises ValueError naming `option` and `given` when there is none."""
+    if given.input in names:
+        return names.index(given.input)
+    if given.input.isdigit() and int(given.input) < len(names):
+        return int(given.input)
+    raise ValueError(f"{option} {given}: no input '{given.input}' (the inputs: "
+                     f"{', '.join(names)})")
+
+
 def resolve_dynamics(dynamics, specs, names):
     """Each Dynamic with its input's index, checked against the inputs: [(index, Dynamic)].
     Raises ValueError naming what does not fit (an unknown input, an axis it lacks, an example
     size outside the range, one axis given twice)."""
     resolved, seen = [], set()
     for dynamic in dynamics:
-        if dynamic.input in names:
-            index = names.index(dynamic.input)
-        elif dynamic.input.isdigit() and int(dynamic.input) < len(specs):
-            index = int(dynamic.input)
-        else:
-            raise ValueError(f"--dynamic {dynamic}: no input '{dynamic.input}' (the inputs: "
-                             f"{', '.join(names)})")
+        index = input_index("--dynamic", dynamic, names)
         shape = specs[index].shape
         if dynamic.axis >= len(shape):
             raise ValueError(f"--dynamic {dynamic}: input '{names[index]}' has {len(shape)} "

@@ -30,6 +30,7 @@
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
@@ -298,11 +299,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
                               device_.str()));
     }
     if (!loader_) load();
-    shapes_.clear();
-    ranges_ = takes_range_ ? InputRanges::of(model) : InputRanges{};
-    for (const auto& sample : samples) {
-      shapes_.push_back(signature_of(sample));
-    }
+    gate_ = InputGate::of(model, samples, takes_range_, "AOTInductor packages");
     if (!samples.empty()) {
       try {
         // On copies: a model that writes to its inputs gets copies on every later call.
@@ -333,66 +330,10 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     return value.toTensor();
   }
 
-  /// What one compiled shape accepts: each input's dtype and sizes.
-  using Signature = std::vector<std::pair<c10::ScalarType, std::vector<std::int64_t>>>;
-
-  /// Each input's dtype and sizes; non-tensors are refused.
-  static Signature signature_of(const Sample& sample) {
-    Signature signature;
-    for (const auto& value : sample) {
-      const at::Tensor& tensor = tensor_input(value);
-      signature.emplace_back(tensor.scalar_type(), tensor.sizes().vec());
-    }
-    return signature;
-  }
-
-  /// "fp32[1, 3, 224, 224]" for each input.
-  static std::string describe_signature(const Signature& signature) {
-    std::vector<std::string> inputs;
-    for (const auto& [dtype, sizes] : signature) {
-      inputs.push_back(fmt::format("{}[{}]", short_dtype_name(dtype), fmt::join(sizes, ", ")));
-    }
-    return fmt::format("{}", fmt::join(inputs, " "));
-  }
-
-  /// A compiled model has fixed shapes, but on the axes of its input ranges: refuse others
-  /// before they reach it. Compares without formatting or allocating: this runs on every (timed)
-  /// call.
-  void check_shapes(const Sample& sample) const {
-    if (shapes_.empty()) return;
-    for (const auto& accepted : shapes_) {
-      std::size_t position = 0;
-      const bool same =
-          accepted.size() == sample.size() &&
-          std::equal(accepted.begin(), accepted.end(), sample.begin(),
-                     [&](const auto& input, const c10::IValue& value) {
-                       const std::size_t i = position++;
-                       return value.isTensor() && value.toTensor().scalar_type() == input.first &&
-                              (ranges_.empty()
-                                   ? value.toTensor().sizes() == input.second
-                                   : ranges_.fits(i, value.toTensor().sizes(), input.second));
-                     });
-      if (same && ranges_.disagreement(sample).empty()) return;
-    }
-    if (!ranges_.empty()) {
-      for (std::size_t i = 0; i < sample.size(); ++i) {
-        if (!sample[i].isTensor()) continue;
-        if (std::string why = ranges_.out_of_range(i, sample[i].toTensor().sizes()); !why.empty()) {
-          throw Error(fmt::format("{}: {}", describe(), why));
-        }
-      }
-      if (std::string why = ranges_.disagreement(sample); !why.empty()) {
-        throw Error(fmt::format("{}: {}", describe(), why));
-      }
-    }
-    throw Error(fmt::format("{} was compiled for {} input shapes {} and cannot take {}", describe(),
-                            ranges_.empty() ? "fixed" : "these",
-                            describe_signature(shapes_.front()),
-                            describe_signature(signature_of(sample))));
-  }
-
   c10::IValue do_infer(const Sample& sample) {
-    check_shapes(sample);
+    // A compiled model has fixed shapes, but on the axes of its input ranges: refuse others, and
+    // an index outside its embedding (the kernel would abort the process), before they reach it.
+    gate_.check(sample, [this] { return describe(); });
     return run(sample);
   }
 
@@ -489,9 +430,8 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   std::string quantization_{};  ///< how its graph was quantised ("int8"); empty: not
   std::vector<std::string> calibration_digests_{};  ///< of the inputs it was calibrated on
   c10::Device device_ = c10::Device(c10::kCPU);
-  std::vector<Signature> shapes_{};  ///< of the samples it was built with
-  bool takes_range_ = false;         ///< compiled for the archive's input ranges
-  InputRanges ranges_{};             ///< those ranges, from build (none: fixed shapes)
+  bool takes_range_ = false;  ///< compiled for the archive's input ranges
+  InputGate gate_{};          ///< what it takes, from build
   std::size_t runners_ = default_runners();
   std::optional<OutputStructure> structure_{};  ///< what the flat outputs are rebuilt into
   std::string unknown_structure_{};             ///< why there is no structure_, once loaded

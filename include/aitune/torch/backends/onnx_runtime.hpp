@@ -23,6 +23,7 @@
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/model.hpp"
 
 #include <fmt/format.h>
@@ -325,6 +326,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
                               model.device.str()));
     }
     model_inputs_ = input_names_of(model);
+    gate_ = InputGate::of(model, samples, variant_.takes_range, "ONNX Runtime models");
     open();
   }
 
@@ -397,6 +399,9 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   }
 
   c10::IValue do_infer(const Sample& sample) {
+    // Refused here as a TunedModule would, never left to the runtime (an index out of bounds is
+    // answered, and OpenVINO at one thread hands back the previous request's outputs).
+    gate_.check(sample, [this] { return describe(); });
 #if AITUNE_WITH_ONNXRUNTIME
     const detail::OrtSessionState& state = *state_;
     const detail::OrtLibrary& ort = *state.ort;
@@ -483,6 +488,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   bool spinning_stop_ = true;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
+  InputGate gate_{};                         ///< what a call takes, from build
   std::string unknown_structure_{};
 #if AITUNE_WITH_ONNXRUNTIME
   std::shared_ptr<const detail::OrtSessionState> state_{};

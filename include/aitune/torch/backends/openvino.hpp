@@ -29,6 +29,7 @@
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
+#include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/model.hpp"
 
 #include <fmt/format.h>
@@ -320,6 +321,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
                   "AMX)");
     }
     model_inputs_ = input_names_of(model);
+    gate_ = InputGate::of(model, samples, variant_.takes_range, "OpenVINO models");
     open();
   }
 
@@ -368,6 +370,9 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   }
 
   c10::IValue do_infer(const Sample& sample) {
+    // Refused here as a TunedModule would, never left to the runtime (an index out of bounds is
+    // answered, and OpenVINO at one thread hands back the previous request's outputs).
+    gate_.check(sample, [this] { return describe(); });
 #if AITUNE_WITH_OPENVINO
     detail::OpenVinoState& state = *state_;
     c10::InferenceMode inference_mode;
@@ -433,6 +438,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   int copies_ = 1;
   ConvertedModel converted_{};
   std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
+  InputGate gate_{};                         ///< what a call takes, from build
   std::string unknown_structure_{};
   std::shared_ptr<const std::string> weights_{};  ///< the IR's weights, once built
 #if AITUNE_WITH_OPENVINO

@@ -20,6 +20,7 @@
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
+#include "aitune/torch/model/index_domains.hpp"
 #include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
@@ -50,10 +51,11 @@ enum class ShapeCheck {
 };
 
 /// What a tuned module accepts: how strictly shapes are held (ShapeCheck) and, for
-/// ShapeCheck::range, the ranges.
+/// ShapeCheck::range, the ranges; and, whatever the shapes, the values its index inputs may hold.
 struct ShapeContract {
   ShapeCheck check = ShapeCheck::rank;
   InputRanges ranges{};
+  IndexDomains domains{};
 
   ShapeContract(ShapeCheck shapes = ShapeCheck::rank, InputRanges input_ranges = {})  // NOLINT
       : check(shapes), ranges(std::move(input_ranges)) {}
@@ -72,7 +74,8 @@ struct InputSignature {
 
   std::vector<std::vector<Accepted>> positions;
   ShapeCheck shapes = ShapeCheck::rank;
-  InputRanges ranges{};  ///< under ShapeCheck::range
+  InputRanges ranges{};    ///< under ShapeCheck::range
+  IndexDomains domains{};  ///< the values index inputs may hold
 
   [[nodiscard]] static Accepted describe_value(const c10::IValue& value,
                                                ShapeCheck shapes = ShapeCheck::rank) {
@@ -94,6 +97,7 @@ struct InputSignature {
     const ShapeCheck shapes = contract.check;
     signature.shapes = shapes;
     if (shapes == ShapeCheck::range) signature.ranges = std::move(contract.ranges);
+    signature.domains = std::move(contract.domains);
     signature.positions.resize(samples.front().size());
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].size() != samples.front().size()) {
@@ -178,6 +182,9 @@ struct InputSignature {
       if (std::string why = ranges.disagreement(inputs); !why.empty()) {
         throw Error(fmt::format("{}: {}", owner, why));
       }
+    }
+    if (std::string why = domains.outside(inputs); !why.empty()) {
+      throw Error(fmt::format("{}: {}", owner, why));
     }
   }
 };

@@ -5,13 +5,19 @@
 /// The input contract of a tuning: what inputs the tuned module accepts, whichever backend the
 /// tuning selects.
 
+#include "aitune/core/error.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
+#include "aitune/torch/model/index_domains.hpp"
 #include "aitune/torch/model/input_ranges.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/serve/tuned_module.hpp"
 #include "aitune/torch/tune/baseline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,8 +28,9 @@ inline namespace AITUNE_LT_ABI {
 /// its baseline or any candidate is made for them only (a `.pt2` program, an AOTInductor
 /// compilation); their shapes but any size in its range on the axes the model was exported with
 /// a range on, when every such backend takes the range (tools/export_model.py --dynamic); else
-/// their ranks. Whichever backend a tuning selects, and whether it is served while a background
-/// tuning runs, the module then accepts the same inputs.
+/// their ranks; and index inputs within the values the archive records for them
+/// (IndexDomains). Whichever backend a tuning selects, and whether it is served while a
+/// background tuning runs, the module then accepts the same inputs.
 [[nodiscard]] inline ShapeContract shape_check_for(const Model& model,
                                                    const std::vector<AnyBackend>& candidates) {
   bool specialised = false;
@@ -35,10 +42,41 @@ inline namespace AITUNE_LT_ABI {
   };
   note(make_baseline(model));
   std::for_each(candidates.begin(), candidates.end(), note);
-  if (!specialised) return ShapeCheck::rank;
-  InputRanges ranges = InputRanges::of(model);
-  if (all_take_range && !ranges.empty()) return ShapeContract(ShapeCheck::range, std::move(ranges));
-  return ShapeCheck::exact;
+  ShapeContract contract = ShapeCheck::rank;
+  if (InputRanges ranges = InputRanges::of(model);
+      specialised && all_take_range && !ranges.empty()) {
+    contract = ShapeContract(ShapeCheck::range, std::move(ranges));
+  } else if (specialised) {
+    contract = ShapeCheck::exact;
+  }
+  contract.domains = IndexDomains::of(model);
+  return contract;
+}
+
+/// Throws ConfigError naming the first of `samples` that the module a tuning under `shapes` hands
+/// back would refuse: a size outside an axis's recorded range, axes of one exported dimension
+/// that disagree, or an index outside its domain. A tuning on such a sample would time it, blame
+/// the candidates made for the range (they refuse it) and hand back a module that refuses the
+/// very shape it was tuned at; or, with no reference from a baseline that fails on it, select a
+/// candidate never compared with anything.
+inline void refuse_samples_outside(const ShapeContract& shapes,
+                                   const std::vector<Sample>& samples) {
+  const bool ranged = shapes.check == ShapeCheck::range;
+  for (std::size_t s = 0; s < samples.size(); ++s) {
+    std::string why;
+    for (std::size_t i = 0; ranged && i < samples[s].size() && why.empty(); ++i) {
+      const c10::IValue& input = samples[s][i];
+      if (input.isTensor() && input.toTensor().defined())
+        why = shapes.ranges.out_of_range(i, input.toTensor().sizes());
+    }
+    if (why.empty() && ranged) why = shapes.ranges.disagreement(samples[s]);
+    if (why.empty()) why = shapes.domains.outside(samples[s]);
+    if (!why.empty()) {
+      throw ConfigError(fmt::format("sample {} of {}: {}; the tuned module would refuse it, so "
+                                    "it is not tuned on",
+                                    s + 1, samples.size(), why));
+    }
+  }
 }
 
 }  // namespace AITUNE_LT_ABI

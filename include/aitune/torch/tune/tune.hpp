@@ -100,6 +100,7 @@ struct TuneOptions {
           : default_candidates_for_callers(model, options.config.profiling().callers(),
                                            options.config.accuracy_budget().has_value());
   const ShapeContract shapes = shape_check_for(model, candidates);
+  refuse_samples_outside(shapes, samples);
   // A module that will serve a range is checked at its bounds too (never timed there).
   const std::vector<Sample> checked = with_range_bounds(shapes, samples, options.config);
   const auto served = [&](TuneResult<AnyBackend> result) {
