@@ -714,9 +714,12 @@ inline Options parse_arguments(int argc, char** argv) {
   }
   if (options.accuracy && !options.samples && options.sample_files.empty()) {
     // Random samples enough for the budget, spread over the lengths.
+    // Rounded up without `+ shapes - 1`, which wraps for a count near 2^64 (samples=2^64-1 gave
+    // no sample at all, and a read past an empty list).
     const std::size_t shapes = std::max<std::size_t>(1, options.lengths.size());
-    options.samples = static_cast<int>(
-        std::min<std::size_t>(1000, (options.accuracy->min_samples() + shapes - 1) / shapes));
+    const std::size_t needed = options.accuracy->min_samples();
+    const std::size_t each = needed / shapes + (needed % shapes != 0 ? 1 : 0);
+    options.samples = static_cast<int>(std::clamp<std::size_t>(each, 1, 1000));
   }
   if (!options.weights.empty()) {
     const std::size_t expected = !options.lengths.empty() ? options.lengths.size()

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -180,6 +181,50 @@ class TorchWarningRoute {
   Handler handler_;
   Guard guard_;  ///< after the handler: restores the earlier one before the handler goes
 };
+
+namespace detail {
+
+/// While one lives (on any thread), c10's log threshold is at most ERROR: LibTorch 2.9 to 2.11's
+/// native runtime prints a program's whole graph signature (`inputsToParameters: {` and a line
+/// per parameter, hundreds for a real model) to std::cout as it loads one whenever the threshold
+/// is above ERROR (GraphSignature's constructor tests `FLAGS_caffe2_log_level > 2`). So
+/// set_libtorch_log_level's `off` would put that on a server's standard output, and before a
+/// command's JSON report. NativeRuntime holds one over its load only; the threshold the process
+/// set is back once the last one goes. (A library cannot point fd 1 elsewhere while other
+/// threads write to it; the threshold is the one setting that avoids the print.)
+class SignaturePrintGuard {
+ public:
+  SignaturePrintGuard() {
+#ifndef C10_USE_GLOG
+    const std::lock_guard lock(state().mutex);
+    if (state().holders++ == 0) {
+      state().saved = FLAGS_caffe2_log_level;
+      FLAGS_caffe2_log_level = std::min(FLAGS_caffe2_log_level, 2);
+    }
+#endif
+  }
+  ~SignaturePrintGuard() {
+#ifndef C10_USE_GLOG
+    const std::lock_guard lock(state().mutex);
+    if (--state().holders == 0) FLAGS_caffe2_log_level = state().saved;
+#endif
+  }
+  SignaturePrintGuard(const SignaturePrintGuard&) = delete;
+  SignaturePrintGuard& operator=(const SignaturePrintGuard&) = delete;
+
+ private:
+  struct State {
+    std::mutex mutex;
+    int holders = 0;
+    int saved = 0;
+  };
+  static State& state() {
+    static State shared;
+    return shared;
+  }
+};
+
+}  // namespace detail
 
 /// Sets the threshold of LibTorch's log lines (c10's LOG) for the whole process: `info` shows
 /// LibTorch's INFO lines too, `warning` (LibTorch's default) its warnings and errors, `off` none

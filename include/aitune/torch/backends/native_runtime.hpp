@@ -14,6 +14,7 @@
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/model/model.hpp"
 
 #include <c10/core/DeviceGuard.h>
@@ -137,6 +138,7 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
 #if AITUNE_TORCH_HAS_NATIVE_RUNTIME
     const c10::DeviceGuard device_guard(device_);
     try {
+      const detail::SignaturePrintGuard no_signature_on_stdout;
       runner_ = std::make_unique<torch::nativert::ModelRunnerHandle>(archive_.string(), *program_);
     } catch (const std::exception& cause) {
       const std::string why = detail::summarize_error(cause);
