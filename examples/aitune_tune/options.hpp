@@ -612,6 +612,13 @@ inline Options parse_arguments(int argc, char** argv) {
       throw UsageError{fmt::format("{} was given an empty path", name)};
     }
   }
+  // So is an empty list: `--lengths ''` was taken as no lengths at all.
+  for (const auto& [name, value] :
+       {std::pair{"--lengths", &lengths}, std::pair{"--weights", &weights}}) {
+    if (app.count(name) > 0 && value->empty()) {
+      throw UsageError{fmt::format("{} was given an empty list", name)};
+    }
+  }
   if (!json.empty()) options.json = std::filesystem::path(json);
   if (!report_dir.empty()) options.report_dir = std::filesystem::path(report_dir);
   if (!cache.empty()) options.cache = std::filesystem::path(cache);

@@ -321,3 +321,26 @@ TEST_CASE("A report judged by an accuracy budget keeps its measures and verdicts
   CHECK(row_of(report, "Int8()").accuracy_verdict ==
         "output: cosine 0.999500 >= 0.999; output: top-1 agreement 100 % (8 of 8) >= 98 %");
 }
+
+TEST_CASE("A top-k budget with k at least the classes measures nothing and is never met",
+          "[accuracy]") {
+  // Before: top10=99% on a 10-class output said "top-10 agreement 100 % (6 of 6) >= 99 %" for
+  // any candidate, right or wrong.
+  OutputAccuracy ten{"output"};
+  ten.top_k_agreed = 6;
+  ten.top_k_rows = 6;
+  ten.top_k_classes = 10;
+  const std::vector<OutputAccuracy> outputs{ten};
+  for (const int k : {10, 1000}) {
+    INFO(k);
+    AccuracyBudget budget;
+    budget.set_top_k({"", k, 0.99});
+    const AccuracyVerdict verdict = budget.judge(outputs);
+    CHECK_FALSE(verdict.within);
+    CHECK_THAT(verdict.text, Catch::Contains(fmt::format(
+                                 "output: top-{} agreement measures nothing on 10 classes", k)));
+  }
+  AccuracyBudget below;
+  below.set_top_k({"", 9, 0.99});
+  CHECK(below.judge(outputs).within);
+}

@@ -17,6 +17,8 @@ outside could have, for the tests of the archive reader and the runtime backends
                         bomb (PyTorch's writer stores every record unpacked)
   range_symbol_twice    a range record whose one symbol has two ranges (x 2..8, mask 2..4): the
                         bounds a tuning checks at would be inputs the program cannot take
+  unknown_many          21 variants of a family the reader does not know, one named with a
+                        newline, terminal control sequences and 500 more characters
   entry_escapes         one more record of aoti_default named `.../aoti_default/../../..` up to
                         the root and down to DIR/zip_slip_victim.txt: a zip slip, which LibTorch's
                         AOTInductor loader would write outside its temporary folder
@@ -82,6 +84,12 @@ def record_missing(recorded):
 def range_symbol_twice(recorded):
     recorded["dynamic"] = [{"input": "x", "axis": 1, "min": 2, "max": 8, "symbol": "s0"},
                            {"input": "mask", "axis": 1, "min": 2, "max": 4, "symbol": "s0"}]
+
+
+def unknown_many(recorded):
+    for i in range(20):
+        recorded["variants"][f"u{i:02}"] = {"family": "trt"}
+    recorded["variants"]["evil\n\x1b]0;PWNED\x07\x1b[2J" + "N" * 500] = {"family": "trt\x1b[31m"}
 
 
 def reason_long(recorded):
@@ -172,6 +180,7 @@ def main():
         "record_missing": editing_records(record_missing),
         "reason_long": editing_records(reason_long),
         "range_symbol_twice": editing_records(range_symbol_twice),
+        "unknown_many": editing_records(unknown_many),
         "library_garbage": replacing(".wrapper.so", lambda data: noise),
         "ir_input_int64": replacing("aitune/openvino/model.xml", ir_input_int64),
     }

@@ -50,6 +50,9 @@ struct OutputAccuracy {
   /// reference with itself counts them (the check's bound on what later samples can add).
   std::size_t top_k_agreed = 0;
   std::size_t top_k_rows = 0;
+  /// The classes along the last dimension where top-k agreement was counted (0: not counted):
+  /// a k of at least as many measures nothing.
+  std::size_t top_k_classes = 0;
 
   /// This output's measures over one more sample (`other`, of the same output): worst of both.
   void merge(const OutputAccuracy& other) {
@@ -62,6 +65,7 @@ struct OutputAccuracy {
     keep(cosine, other.cosine, [](double a, double b) { return !(a >= b); });  // NaN is worst
     top_k_agreed += other.top_k_agreed;
     top_k_rows += other.top_k_rows;
+    top_k_classes = std::max(top_k_classes, other.top_k_classes);
   }
 
   [[nodiscard]] double top_k_share() const {
@@ -281,6 +285,13 @@ class AccuracyBudget {
       return;
     }
     const OutputAccuracy& scores = *scored.front();
+    if (scores.top_k_classes > 0 && static_cast<std::size_t>(top_k_->k) >= scores.top_k_classes) {
+      failed.push_back(fmt::format("{}: top-{} agreement measures nothing on {} classes (every "
+                                   "row agrees whatever the scores): give a k below {}",
+                                   scores.output, top_k_->k, scores.top_k_classes,
+                                   scores.top_k_classes));
+      return;
+    }
     const double share = scores.top_k_share();
     const bool ok = share >= top_k_->min_share;
     (ok ? figures : failed)

@@ -221,6 +221,7 @@ class OutputComparer {
     const at::Tensor expected_top1 = e.reshape({-1, classes}).argmax(1, /*keepdim=*/true);
     const at::Tensor actual_top_k = std::get<1>(a.reshape({-1, classes}).topk(k, 1));
     accuracy.top_k_rows = static_cast<std::size_t>(expected_top1.size(0));
+    accuracy.top_k_classes = static_cast<std::size_t>(classes);
     accuracy.top_k_agreed =
         static_cast<std::size_t>(actual_top_k.eq(expected_top1).any(1).sum().item<std::int64_t>());
   }

@@ -49,7 +49,7 @@ inline std::string recorded_shape(const nlohmann::json& input) {
 
 /// `value` as JSON text for a message, cut to `limit` characters.
 inline std::string json_excerpt(const nlohmann::json& value, std::size_t limit = 60) {
-  return aitune::detail::cut_text(value.dump(), limit);
+  return aitune::detail::printable_excerpt(value.dump(), limit);
 }
 
 /// Which shapes a variant's record says it takes ("range": every shape of the
@@ -168,8 +168,9 @@ inline std::string record_named(const nlohmann::json& value, const std::string& 
     problem = fmt::format("{}: {} is {}, not the name of a record", where, field,
                           value.is_null() ? "missing" : json_excerpt(value));
   } else if (!has_record(value.get<std::string>())) {
-    problem = fmt::format("{} names the record '{}' for {}, which the archive does not hold", where,
-                          aitune::detail::cut_text(value.get<std::string>(), 200), variant);
+    problem =
+        fmt::format("{} names the record '{}' for {}, which the archive does not hold", where,
+                    aitune::detail::printable_excerpt(value.get<std::string>(), 200), variant);
   }
   return problem.empty() ? value.get<std::string>() : std::string();
 }
@@ -227,7 +228,8 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
   }
   std::vector<std::string> read_as_aoti;
   for (const auto& [name, record] : variants.items()) {
-    const std::string shown = aitune::detail::cut_text(name, 100);  // a name is untrusted too
+    const std::string shown =
+        aitune::detail::printable_excerpt(name, 100);  // a name is untrusted too
     const std::string where = fmt::format("the archive's extra/aitune.json: variants.{}", shown);
     if (!record.is_object()) {
       archive.unusable_variants[name] =
@@ -258,7 +260,7 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
       archive.unknown_variants[name] =
           fmt::format("{} is of the family '{}', which this aitune-cpp does not read (made by "
                       "a newer tools/export_model.py?)",
-                      where, aitune::detail::cut_text(family_name, 60));
+                      where, aitune::detail::printable_excerpt(family_name, 60));
       continue;
     }
     RuntimeVariantInfo info{name, {}, family_name};
@@ -346,8 +348,9 @@ inline void read_outputs_and_failures(const nlohmann::json& recorded, Pt2Archive
     for (const auto& [name, cause] : failed->items()) {
       // A cause is one line of a report: the export tool writes a few hundred characters at most.
       archive.failed_variants[name] =
-          cause.is_string() ? aitune::detail::cut_text(cause.get_ref<const std::string&>(), 500)
-                            : json_excerpt(cause, 500);
+          cause.is_string()
+              ? aitune::detail::printable_excerpt(cause.get_ref<const std::string&>(), 500)
+              : json_excerpt(cause, 500);
     }
   }
 }
