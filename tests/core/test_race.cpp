@@ -1390,3 +1390,17 @@ TEST_CASE("A stop during the measurement keeps what was measured until then in t
     }
   }
 }
+
+TEST_CASE("A finalist that leaves the steady-state final is called slower only when it was",
+          "[final][report]") {
+  // Before: every finalist but the pick read "slower than X in the steady-state final
+  // (0.789x over 12 round(s))", though its ratio said it was faster (not in enough rounds).
+  const std::vector<double> mostly_faster{0.80, 0.75, 1.10, 0.79, 0.78, 1.20};
+  CHECK(final_leave_reason("Pick()", mostly_faster) ==
+        "not faster than Pick() with confidence in the steady-state final (0.795x over 6 "
+        "round(s), short of leading as the final requires)");
+  const std::vector<double> slower{1.2, 1.3, 1.25};
+  CHECK(final_leave_reason("Pick()", slower) ==
+        "slower than Pick() in the steady-state final (1.250x over 3 round(s))");
+  CHECK_THAT(final_leave_reason("Pick()", {}), Catch::StartsWith("not measured against Pick()"));
+}

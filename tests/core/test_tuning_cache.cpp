@@ -814,6 +814,43 @@ TEST_CASE("A hit on a reduced-precision run of a graph that is wrong in full pre
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("A cache entry's counts are checked and its texts cleaned before anything prints them",
+          "[cache][strategy][trust]") {
+  // Before: a forged `rounds: -1` printed as 18446744073709551615 rounds, and a text's escape
+  // sequences (a terminal title, a clear screen) reached the terminal.
+  const auto dir = fresh_folder("forged_figures");
+  FakeModel model;
+  TuningCache cache(dir / "cache.json");
+  auto first = make_strategy(model, {FakeBackend("Fast", 2.0)});
+  REQUIRE(tune_with_cache(first, cache, key_a, model, one_sample(), "net").report.selected ==
+          "Fast()");
+  const std::string clean = read_text(cache.path());
+  const auto forged = [&](const std::function<void(nlohmann::json&)>& forge) {
+    nlohmann::json file = nlohmann::json::parse(clean);
+    forge(file["entries"][TuningCache::entry_id(key_a)]["report"]);
+    write_text(cache.path(), file.dump());
+    SinkRecorder recorder;
+    auto again = make_strategy(model, {FakeBackend("Fast", 2.0)}, {}, &recorder);
+    const auto result = tune_with_cache(again, cache, key_a, model, one_sample(), "net");
+    return std::pair{result.report, recorder};
+  };
+  for (const char* field : {"rounds", "calls", "looks"}) {
+    INFO(field);
+    const auto [report, recorder] =
+        forged([&](nlohmann::json& report) { report["measurement"][field] = -1; });
+    CHECK_FALSE(report.cache_hit);  // a miss: tuned again
+    CHECK(recorder.contains(fmt::format("{} is -1 in a report, not a count", field)));
+    CHECK_FALSE(recorder.contains("18446744073709551615"));
+  }
+  const auto [shown, recorder] = forged([](nlohmann::json& report) {
+    report["decision"] = "fine\x1b]0;PWNED\x07\x1b[2J\nsecond line";
+  });
+  REQUIRE(shown.cache_hit);
+  CHECK(shown.decision == "fine\\x1B]0;PWNED\\x07\\x1B[2J\\x0Asecond line");
+  CHECK(render_table(shown).find('\x1b') == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("A cache entry whose report contradicts its choice is a miss with one warning",
           "[cache][strategy][trust]") {
   const auto dir = fresh_folder("contradiction");

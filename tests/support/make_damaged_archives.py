@@ -17,6 +17,8 @@ outside could have, for the tests of the archive reader and the runtime backends
                         bomb (PyTorch's writer stores every record unpacked)
   range_symbol_twice    a range record whose one symbol has two ranges (x 2..8, mask 2..4): the
                         bounds a tuning checks at would be inputs the program cannot take
+  families_swapped      the onnx variant recorded as of the family openvino (with the IR's two
+                        records), the openvino one as of the family onnx (with the ONNX record)
   unknown_many          21 variants of a family the reader does not know, one named with a
                         newline, terminal control sequences and 500 more characters
   entry_escapes         one more record of aoti_default named `.../aoti_default/../../..` up to
@@ -84,6 +86,14 @@ def record_missing(recorded):
 def range_symbol_twice(recorded):
     recorded["dynamic"] = [{"input": "x", "axis": 1, "min": 2, "max": 8, "symbol": "s0"},
                            {"input": "mask", "axis": 1, "min": 2, "max": 4, "symbol": "s0"}]
+
+
+def families_swapped(recorded):
+    variants = recorded["variants"]
+    onnx, openvino = variants["onnx"], variants["openvino"]
+    onnx_records, openvino_records = onnx["records"], openvino["records"]
+    onnx.update(family="openvino", records=openvino_records)
+    openvino.update(family="onnx", records=onnx_records)
 
 
 def unknown_many(recorded):
@@ -181,6 +191,7 @@ def main():
         "reason_long": editing_records(reason_long),
         "range_symbol_twice": editing_records(range_symbol_twice),
         "unknown_many": editing_records(unknown_many),
+        "families_swapped": editing_records(families_swapped),
         "library_garbage": replacing(".wrapper.so", lambda data: noise),
         "ir_input_int64": replacing("aitune/openvino/model.xml", ir_input_int64),
     }

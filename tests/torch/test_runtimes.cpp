@@ -453,6 +453,8 @@ TEST_CASE("lt::tune refuses a sample its module would refuse, before tuning on i
                     Catch::Contains("sample 1 of 1: inputs 0 ('input_ids') and 1 "
                                     "('attention_mask') must have the same size"));
   CHECK_THROWS_WITH(tune(model.model, {tokens(4)}, quiet()), Catch::Contains("not 4"));
+  // A zero-length sample skipped the range check (its bounds were itself again: D21).
+  CHECK_THROWS_WITH(tune(model.model, {tokens(0)}, quiet()), Catch::Contains("not 0"));
 }
 
 TEST_CASE("A GPT-2 exported for 8 to 128 tokens tunes at two lengths with every family's "
@@ -868,6 +870,34 @@ TEST_CASE("An AOTInductor record whose precision is not a name fails that compil
   }
   CHECK(report.candidates.at(0).status == CandidateStatus::build_failed);
   CHECK_THAT(report.candidates.at(0).reason, Catch::Contains("precision is 16"));
+}
+
+TEST_CASE("A converted model recorded under another family's name fails its build, naming both "
+          "families",
+          "[runtimes][exported][archive]") {
+  // Before: OpenVINO read the one ONNX record as an IR of two files (vector::_M_range_check, the
+  // library's raw text), and ONNX Runtime read an IR as ONNX (protobuf parsing failed).
+  const auto model = damaged("families_swapped");
+  std::vector<AnyBackend> candidates;
+  if (runtime_ready(onnx_runtime_missing())) {
+    candidates.emplace_back(OnnxRuntime::from_archive(*model.model.archive));
+  }
+  if (runtime_ready(openvino_missing())) {
+    candidates.emplace_back(OpenVino::from_archive(*model.model.archive));
+  }
+  if (candidates.empty()) return;
+  const TuneReport report = tune_damaged(model, std::move(candidates));
+  for (const CandidateReport& row : report.candidates) {
+    INFO(row.backend << ": " << row.reason);
+    CHECK(row.status == CandidateStatus::build_failed);
+    CHECK(row.reason.find("_M_range_check") == std::string::npos);
+    const bool onnx = row.backend.starts_with("OnnxRuntime");
+    CHECK_THAT(row.reason,
+               Catch::Contains(onnx ? "records variants.onnx as of the family 'openvino': ONNX "
+                                      "Runtime runs models of the family 'onnx'"
+                                    : "records variants.openvino as of the family 'onnx': "
+                                      "OpenVINO runs models of the family 'openvino'"));
+  }
 }
 
 TEST_CASE("An archive with an entry that climbs out of its folder is refused before any loader "

@@ -6,12 +6,14 @@
 /// documented in docs/command-line.md ("JSON report").
 
 #include "aitune/core/detail/text/enum_text.hpp"
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/report/tune_report.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -204,19 +206,38 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
 
 namespace detail {
 
+// A report read back may come from a file or a store others can write (a cache entry): every
+// count is checked to be one (-1 read as a size_t printed 18446744073709551615 rounds), and
+// every text is cleaned and cut before it can reach a terminal (printable_excerpt).
+
+/// The count `json` holds (`what` names it): a whole number from 0; throws Error otherwise.
+inline std::size_t count_from_json(const nlohmann::json& json, std::string_view what) {
+  if (!json.is_number_unsigned() && !(json.is_number_integer() && json.get<std::int64_t>() >= 0)) {
+    throw Error(
+        fmt::format("{} is {} in a report, not a count", what, printable_excerpt(json.dump(), 40)));
+  }
+  return json.get<std::size_t>();
+}
+
+/// The text `json` holds, as a terminal may show it: control characters written `\xHH`, cut to
+/// `limit` characters.
+inline std::string text_from_json(const nlohmann::json& json, std::size_t limit = 4096) {
+  return printable_excerpt(json.get<std::string>(), limit);
+}
+
 /// The enumerator of `E` whose token is `text` (or, in a schema-2 report, whose label is);
 /// throws Error otherwise.
 template <NamedEnum E>
 E enum_from_json(const nlohmann::json& text, int schema, std::string_view what) {
   const auto name = text.get<std::string>();
   if (const std::optional<E> value = parse_token<E>(name, /*labels_too=*/schema < 3)) return *value;
-  throw Error(fmt::format("unknown {} '{}' in a report", what, name));
+  throw Error(fmt::format("unknown {} '{}' in a report", what, printable_excerpt(name, 40)));
 }
 
 inline std::optional<LatencyStats> stats_from_json(const nlohmann::json& json) {
   if (json.is_null()) return std::nullopt;
   LatencyStats stats;
-  stats.n = json.at("n").get<std::size_t>();
+  stats.n = count_from_json(json.at("n"), "a latency's sample count");
   stats.mean = json.at("mean").get<double>();
   stats.median = json.at("median").get<double>();
   stats.p90 = json.at("p90").get<double>();
@@ -235,10 +256,10 @@ inline double bound_from_json(const nlohmann::json& json, double if_null) {
 
 inline CandidateReport candidate_from_json(const nlohmann::json& json, int schema) {
   CandidateReport row;
-  row.backend = json.at("backend").get<std::string>();
-  row.key = json.at("key").get<std::string>();
+  row.backend = text_from_json(json.at("backend"));
+  row.key = text_from_json(json.at("key"));
   row.status = enum_from_json<CandidateStatus>(json.at("status"), schema, "status");
-  row.reason = json.at("reason").get<std::string>();
+  row.reason = text_from_json(json.at("reason"));
   row.selected = json.at("selected").get<bool>();
   row.tuning_time_ms = json.at("tuning_time_ms").get<double>();
   row.latency = stats_from_json(json.at("latency_ms"));
@@ -249,12 +270,12 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     const double inf = std::numeric_limits<double>::infinity();
     return RatioReport{r.at("ratio").get<double>(), bound_from_json(r.at("ci_low"), -inf),
                        bound_from_json(r.at("ci_high"), inf), r.at("confidence").get<double>(),
-                       r.at("paired_rounds").get<std::size_t>()};
+                       count_from_json(r.at("paired_rounds"), "paired_rounds")};
   };
   row.vs_baseline = ratio_from_json(json.at("vs_baseline"));
   // Reports written before it was added have none.
   if (json.contains("vs_selected")) row.vs_selected = ratio_from_json(json.at("vs_selected"));
-  row.calls = json.at("calls").get<std::size_t>();
+  row.calls = count_from_json(json.at("calls"), "a row's calls");
   // Absent before the steady-state final was added (one more optional field).
   if (const auto steady = json.find("steady_median_ms"); steady != json.end() && !steady->is_null())
     row.steady_median_ms = steady->get<double>();
@@ -262,16 +283,17 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     for (const nlohmann::json& ms : *shapes)
       row.shape_medians_ms.push_back(ms.is_null() ? std::nan("") : ms.get<double>());
   }
-  row.note = json.at("note").get<std::string>();
+  row.note = text_from_json(json.at("note"));
   if (!json.at("precision").is_null()) {
     row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
   }
   row.reduced_precision = json.at("reduced_precision").get<bool>();
-  row.quantization = json.value("quantization", std::string());  // absent: not quantised
+  if (const auto quantization = json.find("quantization"); quantization != json.end())
+    row.quantization = text_from_json(*quantization, 40);  // absent: not quantised
   if (json.at("accuracy").is_array()) {
     for (const nlohmann::json& output : json.at("accuracy")) {
       OutputAccuracy accuracy{
-          output.at("output").get<std::string>(),
+          text_from_json(output.at("output"), 200),
           bound_from_json(output.at("worst_error_ratio"), std::numeric_limits<double>::infinity())};
       const auto measure = [&](const char* name) -> std::optional<double> {
         const auto found = output.find(name);
@@ -280,15 +302,17 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       };
       accuracy.relative_error = measure("relative_error");
       accuracy.cosine = measure("cosine");
-      accuracy.top_k_agreed = output.value("top_k_agreed", std::size_t{0});
-      accuracy.top_k_rows = output.value("top_k_rows", std::size_t{0});
+      if (output.contains("top_k_rows")) {
+        accuracy.top_k_agreed = count_from_json(output.at("top_k_agreed"), "top_k_agreed");
+        accuracy.top_k_rows = count_from_json(output.at("top_k_rows"), "top_k_rows");
+      }
       row.accuracy.push_back(std::move(accuracy));
     }
   }
   // Present only where an accuracy budget judged the row.
   if (const auto verdict = json.find("accuracy_verdict"); verdict != json.end()) {
     row.judged_by_budget = true;
-    row.accuracy_verdict = verdict->get<std::string>();
+    row.accuracy_verdict = text_from_json(*verdict);
   }
   // Reports written before the memory was watched have no "memory".
   if (const auto memory = json.find("memory"); memory != json.end() && !memory->is_null())
@@ -309,14 +333,15 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     throw Error(fmt::format("not a report of schema 2 or {}", report_schema_version));
   }
   TuneReport report;
-  report.strategy = json.at("strategy").get<std::string>();
-  report.module = json.at("module").get<std::string>();
-  report.selected = json.at("selected").get<std::string>();
-  report.selected_key = json.at("selected_key").get<std::string>();
+  report.strategy = detail::text_from_json(json.at("strategy"), 200);
+  report.module = detail::text_from_json(json.at("module"), 200);
+  report.selected = detail::text_from_json(json.at("selected"));
+  report.selected_key = detail::text_from_json(json.at("selected_key"));
   report.baseline_selected = json.at("baseline_selected").get<bool>();
-  report.decision = json.at("decision").get<std::string>();
+  report.decision = detail::text_from_json(json.at("decision"));
   report.tuning_time_ms = json.at("tuning_time_ms").get<double>();
-  report.accuracy_budget = json.value("accuracy_budget", std::string());
+  if (const auto budget = json.find("accuracy_budget"); budget != json.end())
+    report.accuracy_budget = detail::text_from_json(*budget, 500);
   if (const auto checked = json.find("checked_samples");
       checked != json.end() && checked->is_number_unsigned()) {
     report.checked_samples = checked->get<std::size_t>();
@@ -326,27 +351,36 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       detail::enum_from_json<Schedule>(m.at("schedule"), schema, "schedule");
   report.measurement.decision_rule =
       detail::enum_from_json<DecisionRule>(m.at("decision_rule"), schema, "decision rule");
-  report.measurement.rounds = m.at("rounds").get<std::size_t>();
-  report.measurement.looks = m.at("looks").get<int>();
-  report.measurement.calls = m.at("calls").get<std::size_t>();
+  report.measurement.rounds = detail::count_from_json(m.at("rounds"), "rounds");
+  report.measurement.looks = static_cast<int>(std::min<std::size_t>(
+      detail::count_from_json(m.at("looks"), "looks"), std::numeric_limits<int>::max()));
+  report.measurement.calls = detail::count_from_json(m.at("calls"), "calls");
   report.measurement.stop_reason =
       detail::enum_from_json<StopReason>(m.at("stop_reason"), schema, "stop reason");
-  report.measurement.stop_detail = m.at("stop_detail").get<std::string>();
+  report.measurement.stop_detail = detail::text_from_json(m.at("stop_detail"));
   report.measurement.confidence = m.at("confidence").get<double>();
   // Absent before tuning at a server's load was added (one more field, 1 when absent).
   if (const auto callers = m.find("callers"); callers != m.end()) {
-    report.measurement.callers = callers->get<int>();
+    report.measurement.callers = static_cast<int>(
+        std::min<std::size_t>(detail::count_from_json(*callers, "callers"), 1 << 20));
   }
   // Absent for one shape, and before shapes were weighed.
   if (const auto shapes = m.find("shapes"); shapes != m.end()) {
     for (const nlohmann::json& share : *shapes) {
-      report.measurement.shapes.push_back(ShapeShare{share.at("shape").get<std::string>(),
-                                                     share.at("weight").get<double>(),
-                                                     share.at("samples").get<std::size_t>()});
+      const double weight = share.at("weight").get<double>();
+      if (!(weight >= 0.0 && weight <= 1.0)) {
+        throw Error(
+            fmt::format("a shape's weight is {} in a report, not a share from 0 to 1", weight));
+      }
+      report.measurement.shapes.push_back(
+          ShapeShare{detail::text_from_json(share.at("shape"), 500), weight,
+                     detail::count_from_json(share.at("samples"), "a shape's samples")});
     }
   }
-  report.measurement.serves = m.value("serves", std::string());
-  report.measurement.screening = m.value("screening", std::string());
+  if (const auto serves = m.find("serves"); serves != m.end())
+    report.measurement.serves = detail::text_from_json(*serves);
+  if (const auto screening = m.find("screening"); screening != m.end())
+    report.measurement.screening = detail::text_from_json(*screening);
   // Absent before the busy-machine verdict was added (same schema: one more optional field).
   if (const auto busy = m.find("busy"); busy != m.end() && !busy->is_null()) {
     BusyMachine verdict;
@@ -356,17 +390,18 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     verdict.baseline_cv = busy->at("baseline_cv").get<double>();
     if (!busy->at("ratio_span").is_null())
       verdict.ratio_span = busy->at("ratio_span").get<double>();
-    verdict.text = busy->at("text").get<std::string>();
+    verdict.text = detail::text_from_json(busy->at("text"));
     report.measurement.busy = std::move(verdict);
   }
   // Absent before the steady-state final was added (one more optional field).
   if (const auto final = m.find("steady_final"); final != m.end() && !final->is_null()) {
     SteadyFinalReport& shown = report.measurement.steady_final.emplace();
-    shown.settings = final->at("settings").get<std::string>();
-    shown.finalists = final->at("finalists").get<std::vector<std::string>>();
-    shown.pick = final->at("pick").get<std::string>();
-    shown.rounds = final->at("rounds").get<std::size_t>();
-    shown.cut_short = final->at("cut_short").get<std::string>();
+    shown.settings = detail::text_from_json(final->at("settings"));
+    for (const nlohmann::json& finalist : final->at("finalists"))
+      shown.finalists.push_back(detail::text_from_json(finalist));
+    shown.pick = detail::text_from_json(final->at("pick"));
+    shown.rounds = detail::count_from_json(final->at("rounds"), "the final's rounds");
+    shown.cut_short = detail::text_from_json(final->at("cut_short"));
   }
   if (!json.at("baseline").is_null()) {
     report.baseline = detail::candidate_from_json(json.at("baseline"), schema);
@@ -375,9 +410,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
     report.candidates.push_back(detail::candidate_from_json(candidate, schema));
   }
   if (const auto hit = json.find("cache_hit"); hit != json.end() && !hit->is_null()) {
-    report.cache_hit =
-        CacheHit{hit->at("file").get<std::string>(), hit->at("created").get<std::string>(),
-                 hit->at("check_time_ms").get<double>(), hit->value("stored_reference", false)};
+    report.cache_hit = CacheHit{
+        detail::text_from_json(hit->at("file")), detail::text_from_json(hit->at("created")),
+        hit->at("check_time_ms").get<double>(), hit->value("stored_reference", false)};
   }
   return report;
 }

@@ -318,7 +318,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, variant_.name, runtime_name);
+    converted_ = ConvertedModel::read(model, variant_.name, runtime_name, "onnx");
     converted_.refuse_calibration_inputs(samples);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("ONNX Runtime runs on the CPU here (its CPU provider); the model is "

@@ -309,7 +309,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, variant_.name, runtime_name);
+    converted_ = ConvertedModel::read(model, variant_.name, runtime_name, "openvino");
     converted_.refuse_calibration_inputs(samples);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("OpenVINO runs on the CPU here (its CPU device); the model is "

@@ -8,6 +8,7 @@
 /// into the structure the program returns (model/output_structure.hpp), so such a candidate returns
 /// what the baseline returns.
 
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/stored_reference.hpp"
@@ -42,11 +43,12 @@ struct ConvertedModel {
   std::string unknown_structure{};         ///< why there is no structure
   std::vector<std::size_t> none_leaves{};  ///< the structure's None leaves, which have no output
 
-  /// Reads the variant `variant` ("onnx", "openvino") of `model`'s archive. Throws an Error that
-  /// says why there is none: a TorchScript model, a conversion that failed at export (with the
-  /// cause recorded then), or an archive made without it.
+  /// Reads the variant `variant` ("onnx", "openvino") of `model`'s archive, a model of
+  /// `family` (the runtime's, "onnx" or "openvino"). Throws an Error that says why there is
+  /// none: a TorchScript model, a conversion that failed at export (with the cause recorded
+  /// then), an archive made without it, or a record of another family under its name.
   [[nodiscard]] static ConvertedModel read(const Model& model, const std::string& variant,
-                                           const std::string& runtime) {
+                                           const std::string& runtime, const std::string& family) {
     if (!model.archive) {
       throw Error(fmt::format("{} runs the '{}' model of a .pt2 archive (tools/export_model.py "
                               "--variants {}); this model is TorchScript",
@@ -68,6 +70,13 @@ struct ConvertedModel {
       throw Error(fmt::format("'{}' holds no {} model (tools/export_model.py --variants ...,{} "
                               "writes one)",
                               archive.path.string(), variant, variant));
+    }
+    if (found->second.family != family) {
+      // Its files would be read as another runtime's (an index past its one record).
+      throw Error(fmt::format("the archive's extra/aitune.json records variants.{} as of the "
+                              "family '{}': {} runs models of the family '{}'",
+                              aitune::detail::printable_excerpt(variant, 100), found->second.family,
+                              runtime, family));
     }
     ConvertedModel converted{found->second};
     for (const auto& record : converted.info.records) {

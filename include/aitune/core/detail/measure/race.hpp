@@ -62,6 +62,24 @@
 
 namespace aitune::detail {
 
+/// Why a finalist leaves the steady-state final for `pick`, from their paired `ratios` (the
+/// finalist's time over the pick's, per round): "slower" only when its median ratio says so. A
+/// finalist faster in most rounds that did not lead as the final requires (a spoiled round)
+/// stays out as "not faster with confidence": the report called such a one "slower" at 0.789x.
+inline std::string final_leave_reason(std::string_view pick, const std::vector<double>& ratios) {
+  if (ratios.empty()) {
+    return fmt::format("not measured against {} in the steady-state final", pick);
+  }
+  const double median = median_of(ratios);
+  if (median < 1.0) {
+    return fmt::format("not faster than {} with confidence in the steady-state final ({}x over "
+                       "{} round(s), short of leading as the final requires)",
+                       pick, format_fixed(median), ratios.size());
+  }
+  return fmt::format("slower than {} in the steady-state final ({}x over {} round(s))", pick,
+                     format_fixed(median), ratios.size());
+}
+
 /// Block values are medians of the kept calls.
 inline double block_value(std::vector<double> kept) {
   std::sort(kept.begin(), kept.end());
@@ -590,11 +608,8 @@ class LatencyRace {
       const bool finalist =
           std::find(final.finalists.begin(), final.finalists.end(), i) != final.finalists.end();
       if (finalist && final.cut_short.empty()) {
-        const std::vector<double> ratios = paired_ratios(lane.steady_rounds, picked.steady_rounds);
-        const std::string why = fmt::format(
-            "slower than {} in the steady-state final ({}x over {} round(s))",
-            (*entrants_)[final.pick].name,
-            ratios.empty() ? std::string("-") : format_fixed(median_of(ratios)), ratios.size());
+        const std::string why = final_leave_reason(
+            (*entrants_)[final.pick].name, paired_ratios(lane.steady_rounds, picked.steady_rounds));
         if (lane.dropped) {
           lane.drop_reason += "; then " + why;
         } else {
