@@ -2,7 +2,8 @@
 // libFuzzer target: a .pt2 archive's extra/aitune.json (torch/model/archive_records.hpp's
 // reader: schema 1 and 2) and the output structure it records, through ConvertedModel::outputs,
 // which rebuilds a converted model's flat outputs into it (torch/backends/runtime_variant.hpp).
-// Any input is read into what can be used and what cannot (with why); whatever the records say,
+// Any input is read into what can be used and what cannot (with why); a range or an index
+// domain read is one a tuning can use; whatever the records say,
 // rebuilding outputs of any count returns outputs or flat ones, never reads or writes out of
 // bounds.
 #include <aitune/torch/backends/runtime_variant.hpp>
@@ -25,6 +26,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!archive.records_problem.empty() && !archive.runtime_variants.empty()) std::abort();
   for (const auto& [name, info] : archive.runtime_variants) {
     if (info.records.empty() || archive.unusable_variants.contains(name)) std::abort();
+  }
+  // A range read is one a tuning can check at: no axis twice, one range per symbol, a max an
+  // input may have; a domain read holds at least one value.
+  const auto& axes = archive.dynamic_axes;
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].min < 0 || axes[a].min > axes[a].max || axes[a].max > aitune::max_input_dimension)
+      std::abort();
+    for (std::size_t b = a + 1; b < axes.size(); ++b) {
+      if (axes[a].input == axes[b].input && axes[a].axis == axes[b].axis) std::abort();
+      if (!axes[a].symbol.empty() && axes[a].symbol == axes[b].symbol &&
+          (axes[a].min != axes[b].min || axes[a].max != axes[b].max)) {
+        std::abort();
+      }
+    }
+  }
+  for (const auto& domain : archive.index_domains) {
+    if (domain.min > domain.max) std::abort();
   }
   aitune::lt::ConvertedModel converted;
   converted.read_structure(archive);

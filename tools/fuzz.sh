@@ -6,6 +6,8 @@
 #       input_text     --input shapes, dtypes and ranges     (core/cli/option_text.hpp)
 #       option_text    --tolerance, --accuracy, --precision, lists (core/cli/option_text.hpp)
 #       zip_structure  the zip check in front of LibTorch     (core/detail/text/zip_structure.hpp)
+#       cache_entry    a tuning cache entry's report read back, checked and rendered
+#                      (core/report/json.hpp, core/cache/cached_tuning.hpp)
 #   tools/fuzz.sh --libtorch [SECONDS [TARGET...]]   the targets that link LibTorch (or those named):
 #       sample_file      sample files through our limits into LibTorch's own loader
 #                        (torch/model/sample_file.hpp). Findings inside LibTorch are LibTorch's:
@@ -18,7 +20,7 @@
 # build/fuzz/corpus/<target>. A finding is written to build/fuzz/ and fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(input_text option_text zip_structure)
+targets=(input_text option_text zip_structure cache_entry)
 if [ "${1:-}" = "--libtorch" ]; then
   targets=(sample_file archive_records)
   shift
