@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -812,13 +813,9 @@ TuneReport tune_damaged(const Exported& model, std::vector<AnyBackend> candidate
   }
 }
 
-}  // namespace
-
-TEST_CASE("An archive whose None leaves name one leaf twice fails its runtimes' check, not the "
-          "process",
-          "[runtimes][exported][archive]") {
-  // Before: the outputs were rebuilt past the end of a vector (SIGSEGV, no report).
-  const auto model = damaged("none_leaves_repeated");
+/// The report of tuning a damaged `model` with its archive's ONNX Runtime and OpenVINO sessions,
+/// those this build and machine can run; none when neither can.
+std::optional<TuneReport> tune_damaged_runtimes(const Exported& model) {
   std::vector<AnyBackend> candidates;
   if (runtime_ready(onnx_runtime_missing())) {
     candidates.emplace_back(OnnxRuntime::from_archive(*model.model.archive));
@@ -826,15 +823,25 @@ TEST_CASE("An archive whose None leaves name one leaf twice fails its runtimes' 
   if (runtime_ready(openvino_missing())) {
     candidates.emplace_back(OpenVino::from_archive(*model.model.archive));
   }
-  if (candidates.empty()) return;
-  const TuneReport report = tune_damaged(model, std::move(candidates));
-  for (const CandidateReport& row : report.candidates) {
+  if (candidates.empty()) return std::nullopt;
+  return tune_damaged(model, std::move(candidates));
+}
+
+}  // namespace
+
+TEST_CASE("An archive whose None leaves name one leaf twice fails its runtimes' check, not the "
+          "process",
+          "[runtimes][exported][archive]") {
+  // Before: the outputs were rebuilt past the end of a vector (SIGSEGV, no report).
+  const std::optional<TuneReport> report = tune_damaged_runtimes(damaged("none_leaves_repeated"));
+  if (!report) return;
+  for (const CandidateReport& row : report->candidates) {
     INFO(row.backend << ": " << row.reason);
     CHECK(row.status == CandidateStatus::incorrect);
     CHECK_THAT(row.reason, Catch::Contains("its archive's None leaves [4, 4] are not in "
                                            "increasing order, each once"));
   }
-  CHECK(report.baseline_selected);
+  CHECK(report->baseline_selected);
 }
 
 TEST_CASE("A damaged IR's failure names OpenVINO's own cause in one line",
@@ -877,17 +884,9 @@ TEST_CASE("A converted model recorded under another family's name fails its buil
           "[runtimes][exported][archive]") {
   // Before: OpenVINO read the one ONNX record as an IR of two files (vector::_M_range_check, the
   // library's raw text), and ONNX Runtime read an IR as ONNX (protobuf parsing failed).
-  const auto model = damaged("families_swapped");
-  std::vector<AnyBackend> candidates;
-  if (runtime_ready(onnx_runtime_missing())) {
-    candidates.emplace_back(OnnxRuntime::from_archive(*model.model.archive));
-  }
-  if (runtime_ready(openvino_missing())) {
-    candidates.emplace_back(OpenVino::from_archive(*model.model.archive));
-  }
-  if (candidates.empty()) return;
-  const TuneReport report = tune_damaged(model, std::move(candidates));
-  for (const CandidateReport& row : report.candidates) {
+  const std::optional<TuneReport> report = tune_damaged_runtimes(damaged("families_swapped"));
+  if (!report) return;
+  for (const CandidateReport& row : report->candidates) {
     INFO(row.backend << ": " << row.reason);
     CHECK(row.status == CandidateStatus::build_failed);
     CHECK(row.reason.find("_M_range_check") == std::string::npos);
