@@ -145,7 +145,8 @@ make_samples(const Options& options, const std::vector<aitune::lt::InputSpec>& i
   for (const std::int64_t length : lengths) {
     std::vector<aitune::lt::InputSpec> specs = inputs;
     for (const aitune::lt::AxisRange& range : ranges.axes) {
-      if (length < 0 || range.position >= specs.size() ||
+      // The batch axis stays at 1: the tuning is at batch size 1, and its report says so.
+      if (length < 0 || range.axis == 0 || range.position >= specs.size() ||
           range.axis >= specs[range.position].shape.size()) {
         continue;
       }
@@ -323,6 +324,14 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     }
     throw UsageError{fmt::format("--lengths: '{}' records no dynamic axis (export it with "
                                  "tools/export_model.py --dynamic NAME:AXIS:MIN..MAX)",
+                                 options.model.string())};
+  }
+  if (!options.lengths.empty() &&
+      std::all_of(ranges.axes.begin(), ranges.axes.end(),
+                  [](const lt::AxisRange& range) { return range.axis == 0; })) {
+    throw UsageError{fmt::format("--lengths: '{}' records a range on the batch axis (axis 0) "
+                                 "only, and the tuning is at batch size 1: --lengths sets the "
+                                 "other axes' sizes",
                                  options.model.string())};
   }
   const std::vector<lt::Sample> samples = make_samples(options, inputs, ranges, device);

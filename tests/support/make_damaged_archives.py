@@ -17,6 +17,8 @@ outside could have, for the tests of the archive reader and the runtime backends
                         bomb (PyTorch's writer stores every record unpacked)
   range_symbol_twice    a range record whose one symbol has two ranges (x 2..8, mask 2..4): the
                         bounds a tuning checks at would be inputs the program cannot take
+  range_batch           a range on the batch axis (axis 0) only, 1..8 on both inputs: legitimate
+                        (batching builds on it), and no length for --lengths to set
   families_swapped      the onnx variant recorded as of the family openvino (with the IR's two
                         records), the openvino one as of the family onnx (with the ONNX record)
   unknown_many          21 variants of a family the reader does not know, one named with a
@@ -86,6 +88,11 @@ def record_missing(recorded):
 def range_symbol_twice(recorded):
     recorded["dynamic"] = [{"input": "x", "axis": 1, "min": 2, "max": 8, "symbol": "s0"},
                            {"input": "mask", "axis": 1, "min": 2, "max": 4, "symbol": "s0"}]
+
+
+def range_batch(recorded):
+    recorded["dynamic"] = [{"input": "x", "axis": 0, "min": 1, "max": 8, "symbol": "s0"},
+                           {"input": "mask", "axis": 0, "min": 1, "max": 8, "symbol": "s0"}]
 
 
 def families_swapped(recorded):
@@ -192,6 +199,7 @@ def main():
         "range_symbol_twice": editing_records(range_symbol_twice),
         "unknown_many": editing_records(unknown_many),
         "families_swapped": editing_records(families_swapped),
+        "range_batch": editing_records(range_batch),
         "library_garbage": replacing(".wrapper.so", lambda data: noise),
         "ir_input_int64": replacing("aitune/openvino/model.xml", ir_input_int64),
     }

@@ -267,3 +267,26 @@ TEST_CASE("A tuned module's ranged axes take any size in their range, and nothin
   CHECK_NOTHROW(exact.check(pair(64, 64), "m"));
   CHECK_THROWS_WITH(exact.check(pair(200, 200), "m"), Catch::Contains("shape [1, 200]"));
 }
+
+TEST_CASE("The bounds a tuning checks at keep the batch axis at 1, though a record may range it",
+          "[archive]") {
+  // Before: a range on axis 0 made bound samples (and --lengths samples) of batch 8 under a
+  // report headed "batch size 1". A record may still range the batch (batching builds on it).
+  aitune::lt::Model model;
+  model.archive = read(R"({"schema": 2, )" + inputs + R"(, "dynamic": [
+      {"input": "input_ids", "axis": 0, "min": 1, "max": 8, "symbol": "s1"},
+      {"input": "input_ids", "axis": 1, "min": 8, "max": 256, "symbol": "s0"},
+      {"input": "attention_mask", "axis": 0, "min": 1, "max": 8, "symbol": "s1"},
+      {"input": "attention_mask", "axis": 1, "min": 8, "max": 256, "symbol": "s0"}]})");
+  REQUIRE(model.archive->records_problem.empty());
+  const aitune::lt::InputRanges ranges = aitune::lt::InputRanges::of(model);
+  REQUIRE(ranges.axes.size() == 4);
+  const aitune::lt::Sample sample{torch::zeros({1, 64}, torch::kInt64),
+                                  torch::ones({1, 64}, torch::kInt64)};
+  const std::vector<aitune::lt::Sample> bounds = ranges.at_bounds(sample);
+  REQUIRE(bounds.size() == 2);
+  for (const std::int64_t i : {0, 1}) {
+    CHECK(bounds[0][i].toTensor().sizes() == c10::IntArrayRef({1, 8}));
+    CHECK(bounds[1][i].toTensor().sizes() == c10::IntArrayRef({1, 256}));
+  }
+}

@@ -110,7 +110,8 @@ struct InputRanges {
 
   /// `sample` at the range's smallest and largest sizes (one sample when they are equal): each
   /// ranged axis cut to its min, or its values repeated up to its max, so token ids stay in
-  /// their vocabulary and masks stay 0 or 1. For the check a tuning makes at the bounds. Throws
+  /// their vocabulary and masks stay 0 or 1. For the check a tuning makes at the bounds, at batch
+  /// size 1: a range on the batch axis (axis 0) is left at the sample's size. Throws
   /// Error, naming the range, when an input at its largest would hold more than
   /// max_input_elements elements (a record's max is untrusted: checked before anything is
   /// allocated).
@@ -118,7 +119,10 @@ struct InputRanges {
     const auto at = [&](bool largest) {
       Sample bound = sample;
       for (const AxisRange& range : axes) {
-        if (range.position >= bound.size() || !bound[range.position].isTensor()) continue;
+        if (range.axis == 0 || range.position >= bound.size() ||
+            !bound[range.position].isTensor()) {
+          continue;
+        }
         const std::int64_t size = largest ? range.max : range.min;
         refuse_too_large(bound[range.position].toTensor(), range, size);
         bound[range.position] = resized(bound[range.position].toTensor(), range.axis, size);
@@ -126,8 +130,10 @@ struct InputRanges {
       return bound;
     };
     std::vector<Sample> bounds{at(false)};
-    if (std::any_of(axes.begin(), axes.end(), [](const AxisRange& r) { return r.max != r.min; }))
+    if (std::any_of(axes.begin(), axes.end(),
+                    [](const AxisRange& r) { return r.axis != 0 && r.max != r.min; })) {
       bounds.push_back(at(true));
+    }
     return bounds;
   }
 
