@@ -55,9 +55,6 @@ class InputGate {
     return gate;
   }
 
-  /// The ranges it takes (none: fixed shapes).
-  [[nodiscard]] const InputRanges& ranges() const noexcept { return ranges_; }
-
   /// Throws Error, naming the session (`owner()`, called only then) and what is wrong, when
   /// `sample` is not one it takes. Compares without formatting or allocating when all is well:
   /// this runs on every (timed) call.
@@ -70,6 +67,7 @@ class InputGate {
     }
   }
 
+ private:
   /// Each input's dtype and sizes; non-tensors are refused (`runtime` takes tensors only).
   [[nodiscard]] static Signature signature_of(const Sample& sample, std::string_view runtime) {
     Signature signature;
@@ -93,7 +91,6 @@ class InputGate {
     return fmt::format("{}", fmt::join(inputs, " "));
   }
 
- private:
   /// Whether `sample` has one accepted signature's dtypes and shapes, but on ranged axes, which
   /// take any size in their range and agree within one exported dimension.
   [[nodiscard]] bool accepted(const Sample& sample) const {
@@ -117,16 +114,8 @@ class InputGate {
   /// Throws the Error that says why `sample`'s shapes are refused: the first axis outside its
   /// range, axes of one dimension that differ, or the shapes it takes.
   [[noreturn]] void refuse_shape(const Sample& sample, const std::string& owner) const {
-    if (!ranges_.empty()) {
-      for (std::size_t i = 0; i < sample.size(); ++i) {
-        if (!sample[i].isTensor()) continue;
-        if (std::string why = ranges_.out_of_range(i, sample[i].toTensor().sizes()); !why.empty()) {
-          throw Error(fmt::format("{}: {}", owner, why));
-        }
-      }
-      if (std::string why = ranges_.disagreement(sample); !why.empty()) {
-        throw Error(fmt::format("{}: {}", owner, why));
-      }
+    if (std::string why = ranges_.refusal(sample); !why.empty()) {
+      throw Error(fmt::format("{}: {}", owner, why));
     }
     Signature received;
     for (const auto& value : sample) {

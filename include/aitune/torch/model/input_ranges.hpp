@@ -87,6 +87,18 @@ struct InputRanges {
     return {};
   }
 
+  /// Why `sample` is outside what the ranges take (empty when it is not): its first input with a
+  /// ranged axis outside its range, else axes of one exported dimension that differ.
+  [[nodiscard]] std::string refusal(const Sample& sample) const {
+    for (std::size_t i = 0; i < sample.size(); ++i) {
+      if (!sample[i].isTensor() || !sample[i].toTensor().defined()) continue;
+      if (std::string why = out_of_range(i, sample[i].toTensor().sizes()); !why.empty()) {
+        return why;
+      }
+    }
+    return disagreement(sample);
+  }
+
   /// Why `sample`'s axes of one exported dimension differ in size (empty when they agree, or
   /// an input is not a tensor of enough axes: other checks name that).
   [[nodiscard]] std::string disagreement(const Sample& sample) const {

@@ -61,15 +61,9 @@ inline namespace AITUNE_LT_ABI {
 /// candidate never compared with anything.
 inline void refuse_samples_outside(const ShapeContract& shapes,
                                    const std::vector<Sample>& samples) {
-  const bool ranged = shapes.check == ShapeCheck::range;
   for (std::size_t s = 0; s < samples.size(); ++s) {
-    std::string why;
-    for (std::size_t i = 0; ranged && i < samples[s].size() && why.empty(); ++i) {
-      const c10::IValue& input = samples[s][i];
-      if (input.isTensor() && input.toTensor().defined())
-        why = shapes.ranges.out_of_range(i, input.toTensor().sizes());
-    }
-    if (why.empty() && ranged) why = shapes.ranges.disagreement(samples[s]);
+    std::string why =
+        shapes.check == ShapeCheck::range ? shapes.ranges.refusal(samples[s]) : std::string();
     if (why.empty()) why = shapes.domains.outside(samples[s]);
     if (!why.empty()) {
       throw ConfigError(fmt::format("sample {} of {}: {}; the tuned module would refuse it, so "
