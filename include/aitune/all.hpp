@@ -48,6 +48,7 @@
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
+#include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 #include "aitune/core/measure/timer.hpp"

@@ -75,6 +75,27 @@ TEST_CASE("Without an accuracy budget a reduced-precision candidate outside its 
              Catch::Contains("within the accuracy budget: output: relative error 0.005"));
 }
 
+TEST_CASE("A budget blind to scale says so when a tuning starts; one with a relative bound does "
+          "not",
+          "[strategy][accuracy]") {
+  // Before: cosine=0.98 alone accepted an IR whose outputs were 1.5 times too large (cosine
+  // 0.986) and said nothing (N1). The budget keeps what the user set, and the warning says what
+  // it cannot see and how to bound it.
+  CHECK_THAT(AccuracyBudget{}.set_min_cosine(0.98).blind_spot(),
+             Catch::StartsWith("the accuracy budget (cosine) does not see an output's scale"));
+  CHECK_THAT(AccuracyBudget{}.set_top_k({}).blind_spot(), Catch::Contains("(top-k agreement)"));
+  CHECK(AccuracyBudget{}.set_min_cosine(0.98).set_max_relative_error(0.5).blind_spot().empty());
+  FakeModel model;
+  for (const bool bounded : {false, true}) {
+    AccuracyBudget budget = AccuracyBudget{}.set_min_cosine(0.98).set_min_samples(8);
+    if (bounded) budget.set_max_relative_error(0.5);
+    SinkRecorder sink;
+    auto strategy = make_strategy(model, {reduced("Int8", 0.01)}, with_budget(budget), &sink);
+    (void)strategy.tune(model, samples_of_one_shape(8));
+    CHECK(sink.contains("does not see an output's scale") != bounded);
+  }
+}
+
 TEST_CASE("A reduced-precision candidate that breaks its outputs is refused with the measure "
           "that failed and by how much, and never selected, however fast",
           "[strategy][accuracy]") {
@@ -95,7 +116,7 @@ TEST_CASE("A reduced-precision candidate that breaks its outputs is refused with
              Catch::Contains("outside the accuracy budget: output: cosine 0.980000 < 0.999"));
   // The least cosine only falls with more samples: the check ends at the first that misses.
   CHECK_THAT(drifting.reason,
-             Catch::EndsWith("; the check stopped at sample 1 of 8, where the samples left "
+             Catch::EndsWith("; the check stopped after sample 1 of 8, where the samples left "
                              "could not bring it within the budget"));
   const CandidateReport& broken = row_of(report, "Broken()");
   CHECK(broken.status == CandidateStatus::incorrect);
@@ -120,11 +141,12 @@ TEST_CASE("A check ends once top-k agreement is out of reach of the samples stil
 
   const CandidateReport& short_of = row_of(report, "ThreeMisses()");
   CHECK(short_of.status == CandidateStatus::incorrect);
-  CHECK_THAT(short_of.reason,
-             Catch::Contains("outside the accuracy budget: output: top-1 agreement 0 % (0 of 3) < "
-                             "98 %") &&
-                 Catch::EndsWith("; the check stopped at sample 3 of 100, where the samples left "
-                                 "could not bring it within the budget"));
+  CHECK_THAT(
+      short_of.reason,
+      Catch::Contains("outside the accuracy budget: output: top-1 agreement 0 % (0 of 3) < "
+                      "98 %") &&
+          Catch::EndsWith("; the check stopped after sample 3 of 100, where the samples left "
+                          "could not bring it within the budget"));
   const CandidateReport& within = row_of(report, "TwoMisses()");
   CHECK(within.status == CandidateStatus::ok);
   CHECK(within.accuracy_verdict == "output: top-1 agreement 98 % (98 of 100) >= 98 %");

@@ -254,7 +254,7 @@ TEST_CASE("A candidate with wrong outputs is rejected by the correctness check",
   auto result = strategy.tune(model, samples);
   const auto& wrong = entry(result.report, "Wrong()");
   CHECK(wrong.status == CandidateStatus::incorrect);
-  CHECK(wrong.reason == "sample 0 of 2: max abs error 0.5");
+  CHECK(wrong.reason == "sample 1 of 2: max abs error 0.5");
   CHECK(result.report.selected == "Good()");
 }
 
@@ -642,7 +642,7 @@ TEST_CASE("A failure on one sample of several names the sample, in one line", "[
   auto on_failing = make_strategy(failing, {FakeBackend("Good", 2.0)});
   const TuneReport failed = report_of_failed(on_failing, failing, samples);
   REQUIRE(failed.baseline.has_value());
-  CHECK(failed.baseline->reason == "run the samples: sample 1 of 3: scripted failure on call 2");
+  CHECK(failed.baseline->reason == "run the samples: sample 2 of 3: scripted failure on call 2");
 
   FakeModel model;
   FakeBehaviour traced;
@@ -654,7 +654,7 @@ TEST_CASE("A failure on one sample of several names the sample, in one line", "[
   const auto result = strategy.tune(model, samples);
   const auto& traced_entry = entry(result.report, "Traced()");
   CHECK(traced_entry.status == CandidateStatus::incorrect);
-  CHECK(traced_entry.reason == "correctness check: sample 2 of 3: scripted failure on call 3");
+  CHECK(traced_entry.reason == "correctness check: sample 3 of 3: scripted failure on call 3");
   CHECK_FALSE(sink.contains("Traceback"));  // reasons are one line unless asked otherwise
   CHECK(entry(result.report, "Good()").status == CandidateStatus::ok);
 
@@ -676,7 +676,7 @@ TEST_CASE("A failure in the timed calls names the sample it ran", "[strategy]") 
   const auto result = strategy.tune(model, samples);
   const auto& dies = entry(result.report, "Dies()");
   CHECK(dies.status == CandidateStatus::measure_failed);
-  CHECK_THAT(dies.reason, Catch::Matches("sample [01] of 2: scripted failure on call 15"));
+  CHECK_THAT(dies.reason, Catch::Matches("sample [12] of 2: scripted failure on call 15"));
 }
 
 TEST_CASE("A tuning that finds nothing usable throws its report with the error", "[strategy]") {
@@ -703,6 +703,33 @@ TEST_CASE("A tuning that finds nothing usable throws its report with the error",
   }
 }
 
+TEST_CASE("Reasons number the caller's samples from 1 and name the samples added before them",
+          "[strategy]") {
+  // Before: samples were counted from 0 here and from 1 elsewhere, and a layer's added samples
+  // (lt::tune's range bounds, put first) shifted the number of every sample the caller gave.
+  FakeModel model;
+  FakeBehaviour refusing{"Refusing", {1.0}};
+  refusing.refuse_sample = 3;
+  FakeBehaviour failing{"Failing", {1.0}};
+  failing.throw_on_call = 3;
+  StrategyConfig config;
+  config.set_profiling(ProfilingConfig().set_sample_names(
+      SampleNames({"the range's smallest sample (1x2)", "the range's largest sample (1x64)"})));
+  auto strategy = make_strategy(
+      model, {FakeBackend(refusing), FakeBackend(failing), wrong_outputs("Wrong", 0.5)}, config);
+  const std::vector<double> samples{1.0, 2.0, 3.0, 4.0};
+  const auto result = strategy.tune(model, samples);
+  CHECK(entry(result.report, "Refusing()").reason == "sample 2 of 2: scripted refusal");
+  CHECK(entry(result.report, "Failing()").reason ==
+        "correctness check: sample 1 of 2: scripted failure on call 3");
+  CHECK(entry(result.report, "Wrong()").reason ==
+        "the range's smallest sample (1x2): max abs error 0.5");
+  // Without names, from 1; a SampleError's own text says the same to a caller of build.
+  const SampleError refused(3, 4, "scripted refusal");
+  CHECK(std::string(refused.what()) == "sample 4 of 4: scripted refusal");
+  CHECK(SampleNames().of(0, 4) == "sample 1 of 4");
+}
+
 TEST_CASE("A baseline whose outputs are not finite is a warning on its row", "[strategy]") {
   FakeModel model;
   model.baseline = FakeBehaviour{"TorchEager", {10.0}, false, std::nullopt, std::nan("")};
@@ -711,8 +738,8 @@ TEST_CASE("A baseline whose outputs are not finite is a warning on its row", "[s
   const std::vector<double> samples{1.0, 2.0};
   const auto result = strategy.tune(model, samples);
   REQUIRE(result.report.baseline.has_value());
-  CHECK(result.report.baseline->note == "sample 0 of 2: the reference is not finite");
-  CHECK(sink.contains("WARNING: sample 0 of 2: the reference is not finite"));
+  CHECK(result.report.baseline->note == "sample 1 of 2: the reference is not finite");
+  CHECK(sink.contains("WARNING: sample 1 of 2: the reference is not finite"));
   CHECK_THAT(render_table(result.report), Catch::Contains("the reference is not finite"));
 }
 

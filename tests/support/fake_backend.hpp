@@ -62,6 +62,9 @@ struct FakeBehaviour {
   std::function<double(double sample)> latency_of_sample{};
   /// Shared by copies: every sample it was called on, in order.
   std::shared_ptr<std::vector<double>> samples_seen = std::make_shared<std::vector<double>>();
+  /// Set: its build refuses that sample (0-based) with a SampleError, as a quantised model
+  /// refuses an input it was calibrated on.
+  std::optional<std::size_t> refuse_sample{};
 };
 
 /// A device's allocator statistics, as the fake backends move them.
@@ -215,9 +218,12 @@ class FakeBackend : public BackendLifecycle<FakeBackend> {
  private:
   friend class BackendLifecycle<FakeBackend>;
 
-  void do_build(const FakeModel& model, std::span<const double>) {
+  void do_build(const FakeModel& model, std::span<const double> samples) {
     if (behaviour_.fail_build) {
       throw std::runtime_error(behaviour_.error_trace + "scripted build failure");
+    }
+    if (behaviour_.refuse_sample) {
+      throw SampleError(*behaviour_.refuse_sample, samples.size(), "scripted refusal");
     }
     clock_ = model.clock;
     process_value_ = model.process_value;

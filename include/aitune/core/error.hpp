@@ -4,6 +4,7 @@
 /// @file
 /// The exception hierarchy: everything aitune throws derives from aitune::Error.
 
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -34,6 +35,25 @@ class BackendStateError : public Error {
 class MeasurementError : public Error {
  public:
   using Error::Error;
+};
+
+/// A failure about one of the samples a backend was given: what() names it "sample 2 of 3"
+/// (counted from 1); a strategy names it as its reasons name samples (ProfilingConfig::
+/// set_sample_names), before `about_sample()`.
+class SampleError : public Error {
+ public:
+  /// About sample `index` (from 0) of `count`: `text`, a sentence about that sample.
+  SampleError(std::size_t index, std::size_t count, std::string text)
+      : Error("sample " + std::to_string(index + 1) + " of " + std::to_string(count) + ": " + text),
+        index_(index), text_(std::move(text)) {}
+
+  [[nodiscard]] std::size_t sample() const noexcept { return index_; }
+  /// What is wrong with the sample, without its name.
+  [[nodiscard]] const std::string& about_sample() const noexcept { return text_; }
+
+ private:
+  std::size_t index_;
+  std::string text_;
 };
 
 struct TuneReport;

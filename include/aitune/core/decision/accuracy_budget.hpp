@@ -141,6 +141,22 @@ class AccuracyBudget {
     return max_relative_error_ || min_cosine_ || top_k_;
   }
 
+  /// What the budget cannot see, for a warning; empty when nothing. Cosine similarity and top-k
+  /// agreement are blind to scale: an output 1.5 times the baseline's (an IR whose weights were
+  /// scaled so) has cosine 1 and the same top classes. Without a relative error bound such a
+  /// candidate passes; with a loose one (relative=0.5 still stops a factor of 1.5) it does not.
+  /// Said rather than implied: a bound the user did not set would refuse what their budget
+  /// allows.
+  [[nodiscard]] std::string blind_spot() const {
+    if (!has_measure() || max_relative_error_) return {};
+    return fmt::format("the accuracy budget ({}) does not see an output's scale: an output "
+                       "1.5 times the baseline's meets it; bound the relative error too to "
+                       "refuse that (relative=0.5 is loose and still does)",
+                       min_cosine_ && top_k_ ? "cosine and top-k agreement"
+                       : min_cosine_         ? "cosine"
+                                             : "top-k agreement");
+  }
+
   /// Whether a checker should count top-k agreement for the output at `path`: it is the named
   /// class scores, or any output when none is named (judge() then insists on a single one).
   [[nodiscard]] bool measures_top_k(std::string_view path) const {

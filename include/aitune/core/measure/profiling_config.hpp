@@ -7,6 +7,7 @@
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
+#include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/measure/screening_config.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 
@@ -109,6 +110,15 @@ class ProfilingConfig {
     return sample_weights_;
   }
 
+  /// What the reasons call each sample (SampleNames; by default "sample 2 of 3", counted from
+  /// 1). A layer that puts samples of its own before the caller's names them here (lt::tune:
+  /// the range's bounds). Text only: it changes no measurement and no cache key.
+  ProfilingConfig& set_sample_names(SampleNames names) {
+    sample_names_ = std::move(names);
+    return *this;
+  }
+  [[nodiscard]] const SampleNames& sample_names() const noexcept { return sample_names_; }
+
   /// The sequential schedule's StopRule; the config keeps an immutable shared copy.
   template <std::derived_from<StopRule> Rule>
   ProfilingConfig& set_stop_rule(Rule rule) {
@@ -139,6 +149,7 @@ class ProfilingConfig {
   double candidate_time_budget_ms_ = std::numeric_limits<double>::infinity();
   int callers_ = 1;
   std::vector<double> sample_weights_{};
+  SampleNames sample_names_{};
   std::shared_ptr<const StopRule> stop_rule_ = std::make_shared<const NumSteps>();
 };
 

@@ -78,7 +78,8 @@ class MinLatencyStrategy {
   /// Candidates must be unbuilt; they are tried in list order (a near tie goes to the earlier).
   MinLatencyStrategy(std::vector<B> candidates, StrategyConfig config, T timer)
       : candidates_(std::move(candidates)), config_(std::move(config)), timer_(std::move(timer)),
-        log_(config_.logger()), guard_(log_, config_.full_errors()) {
+        log_(config_.logger()),
+        guard_(log_, config_.full_errors(), config_.profiling().sample_names()) {
     for (std::size_t i = 0; i < candidates_.size(); ++i)
       descriptions_.push_back(guard_.describe_unbuilt(candidates_[i], i));
   }
@@ -96,7 +97,10 @@ class MinLatencyStrategy {
     const TuneInputs in = begin(model, samples, "tune");
     TuneReport report = open_report(std::move(module_name), "tuning");
     report.measurement.shapes = detail::shares_of(in.mix);
-    if (config_.accuracy_budget()) report.accuracy_budget = config_.accuracy_budget()->describe();
+    if (const auto& budget = config_.accuracy_budget()) {
+      report.accuracy_budget = budget->describe();
+      if (const std::string blind = budget->blind_spot(); !blind.empty()) log_.warn(0, blind);
+    }
     detail::ProgressReporter<T> progress(config_.progress(), log_, timer_, in.start_ms,
                                          candidates_.size(), in.profiling.time_budget_ms());
     try {
@@ -273,7 +277,8 @@ class MinLatencyStrategy {
       return pre;
     }
     detail::note_reference_pass<B>(row, report.checked_samples, pre.reference.outputs,
-                                   pre.reference.checked, in.samples.size(), budget_ms, log_);
+                                   pre.reference.checked, in.samples.size(), budget_ms, log_,
+                                   guard_.sample_names());
     pre.baseline = std::move(baseline);
     return pre;
   }
@@ -467,7 +472,7 @@ class MinLatencyStrategy {
         candidate, row, detail::PrepareStep::check, true, in.samples.size(), [&](std::size_t& at) {
           checked = detail::check_samples(
               candidate, in.samples, reference.checked, reference.outputs, at,
-              [&] { cancel_during(row); }, budget);
+              guard_.sample_names(), [&] { cancel_during(row); }, budget);
         });
     if (!ran) return false;
     OutputCheck& verdict = checked.verdict;
@@ -491,9 +496,9 @@ class MinLatencyStrategy {
         // A measure already missed ended the check: the samples left could not mend it.
         const std::string stopped =
             checked.missed_budget && checked.ran < checked.of
-                ? fmt::format("; the check stopped at sample {} of {}, where the samples left "
-                              "could not bring it within the budget",
-                              checked.ran, checked.of)
+                ? fmt::format("; the check stopped after {}, where the samples left could "
+                              "not bring it within the budget",
+                              guard_.sample_names().of(checked.ran - 1, in.samples.size()))
                 : std::string();
         return detail::fail(row, detail::PrepareStep::check,
                             "outside the accuracy budget: " + judged.text + stopped);

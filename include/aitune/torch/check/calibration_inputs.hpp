@@ -21,18 +21,20 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-/// Throws when one of `samples` is an input the model `name` was calibrated on (`digests`: its
-/// archive's record of them, digest_samples of each alone): the accuracy of a quantised model
-/// must be checked on held-out inputs. Nothing to refuse where no digests are recorded.
+/// Throws SampleError, naming the first, when one of `samples` is an input the model `name` was
+/// calibrated on (`digests`: its archive's record of them, digest_samples of each alone): the
+/// accuracy of a quantised model must be checked on held-out inputs. Nothing to refuse where no
+/// digests are recorded.
 inline void refuse_calibration_inputs(const std::vector<std::string>& digests,
                                       const std::string& name, std::span<const Sample> samples) {
   if (digests.empty()) return;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const std::optional<std::string> digest = digest_samples(samples.subspan(i, 1));
     if (digest && std::find(digests.begin(), digests.end(), *digest) != digests.end()) {
-      throw Error(fmt::format("sample {} of {} is one of the {} inputs the '{}' model was "
-                              "calibrated on: its accuracy must be checked on held-out inputs",
-                              i + 1, samples.size(), digests.size(), name));
+      throw SampleError(i, samples.size(),
+                        fmt::format("it is one of the {} inputs the '{}' model was calibrated "
+                                    "on: its accuracy must be checked on held-out inputs",
+                                    digests.size(), name));
     }
   }
 }

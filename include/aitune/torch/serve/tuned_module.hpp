@@ -101,7 +101,7 @@ struct InputSignature {
     signature.positions.resize(samples.front().size());
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].size() != samples.front().size()) {
-        throw ConfigError(fmt::format("sample {} has {} inputs, sample 0 has {}", s,
+        throw ConfigError(fmt::format("sample {} has {} inputs, sample 1 has {}", s + 1,
                                       samples[s].size(), samples.front().size()));
       }
       for (std::size_t i = 0; i < samples[s].size(); ++i) {

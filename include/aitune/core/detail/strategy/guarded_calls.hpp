@@ -15,6 +15,7 @@
 #include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
+#include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/tune_report.hpp"
 
@@ -62,12 +63,6 @@ inline bool fail(CandidateReport& row, PrepareStep step, std::string reason) {
   return false;
 }
 
-/// `text` about sample `index` of `count`: prefixed with which one when there are several.
-[[nodiscard]] inline std::string at_sample(std::size_t index, std::size_t count, std::string text) {
-  if (count <= 1) return text;
-  return fmt::format("sample {} of {}: {}", index, count, text);
-}
-
 /// The sample running, when none is. A plain index with a sentinel, not an optional: GCC 12 at -O1
 /// takes an optional's payload for "maybe uninitialized".
 inline constexpr std::size_t no_sample = std::numeric_limits<std::size_t>::max();
@@ -102,7 +97,11 @@ struct Name {
 template <Backend B>
 class GuardedCalls {
  public:
-  GuardedCalls(Logger log, bool full_errors) : log_(std::move(log)), full_errors_(full_errors) {}
+  GuardedCalls(Logger log, bool full_errors, SampleNames names = {})
+      : log_(std::move(log)), full_errors_(full_errors), names_(std::move(names)) {}
+
+  /// What the reasons call each sample.
+  [[nodiscard]] const SampleNames& sample_names() const noexcept { return names_; }
 
   /// The exception being handled as one line (error_summary<B>); with full errors on, its whole
   /// text is logged too.
@@ -242,8 +241,8 @@ class GuardedCalls {
 
   /// Runs `calls(at)` on `backend` as `step` (`at`: the sample running, if any, else no_sample):
   /// a failure of any type fails `row` at that step, the sample named (`sample_count`: how many
-  /// there are), the step too when `named`; the process is put back (aitune::after_calls).
-  /// Returns whether the calls succeeded. A cancellation passes through.
+  /// there are; a SampleError names its own), the step too when `named`; the process is put back
+  /// (aitune::after_calls). Returns whether the calls succeeded. A cancellation passes through.
   template <class Calls>
   bool run_step(B& backend, CandidateReport& row, PrepareStep step, bool named,
                 std::size_t sample_count, Calls calls) const {
@@ -255,9 +254,17 @@ class GuardedCalls {
       end_calls_after_failure(backend);
       throw;
     } catch (...) {
-      std::string cause = failure_text();
+      std::string cause;
+      try {
+        throw;
+      } catch (const SampleError& error) {  // about one sample: named as the reasons name them
+        if (error.sample() < sample_count) at = error.sample();
+        cause = at == no_sample ? error.what() : error.about_sample();
+      } catch (...) {
+        cause = failure_text();
+      }
       end_calls_after_failure(backend);
-      if (at != no_sample) cause = at_sample(at, sample_count, std::move(cause));
+      if (at != no_sample) cause = names_.at(at, sample_count, std::move(cause));
       return fail(row, step, named ? fmt::format("{}: {}", to_label(step), cause) : cause);
     }
   }
@@ -276,7 +283,7 @@ class GuardedCalls {
       try {
         (void)backend.infer(samples[index]);
       } catch (...) {
-        throw Error(at_sample(index, samples.size(), failure_text()));
+        throw Error(names_.at(index, samples.size(), failure_text()));
       }
     };
     auto after = [&backend] { after_calls<B>::run(backend); };
@@ -334,6 +341,7 @@ class GuardedCalls {
  private:
   Logger log_;
   bool full_errors_;
+  SampleNames names_;
 };
 
 /// A point to stop at: once a stop was requested through `stop`, the tuning ends here (the strategy

@@ -57,10 +57,10 @@ namespace aitune::detail {
 /// enough to say the check is weakened. Empty when there is none.
 template <class B>
 [[nodiscard]] std::string reference_note(const std::vector<typename B::output_type>& reference,
-                                         std::size_t total_samples) {
+                                         std::size_t total_samples, const SampleNames& names) {
   for (std::size_t i = 0; i < reference.size(); ++i) {
     std::string warning = output_checker<B>::reference_warning(reference[i]);
-    if (!warning.empty()) return at_sample(i, total_samples, std::move(warning));
+    if (!warning.empty()) return names.at(i, total_samples, std::move(warning));
   }
   return {};
 }
@@ -71,13 +71,14 @@ template <class B>
 template <class B>
 void note_reference_pass(CandidateReport& baseline, std::optional<std::size_t>& checked_samples,
                          const std::vector<typename B::output_type>& outputs, std::size_t checked,
-                         std::size_t total, double budget_ms, const Logger& log) {
+                         std::size_t total, double budget_ms, const Logger& log,
+                         const SampleNames& names) {
   if (checked < total) {
     checked_samples = checked;
     baseline.note = bounded_pass_note(checked, total, budget_ms);
     log.warn(1, baseline.note);
   }
-  if (const std::string weakened = reference_note<B>(outputs, total); !weakened.empty()) {
+  if (const std::string weakened = reference_note<B>(outputs, total, names); !weakened.empty()) {
     baseline.note =
         baseline.note.empty() ? weakened : fmt::format("{}; {}", baseline.note, weakened);
     log.warn(2, weakened);
@@ -209,12 +210,13 @@ class RowsToCome {
 /// candidate's values outside its tolerance are no failure: the budget judges them over the
 /// samples (judge_by_budget), and the check ends once a measure has missed it beyond what the
 /// samples still to come can mend (AccuracyBudget::already_missed). `before_each` and `at` as for
-/// run_reference_pass.
+/// run_reference_pass; `names` names the sample a reason is about.
 template <class B, class BeforeEach>
 [[nodiscard]] SamplesChecked
 check_samples(B& candidate, std::span<const typename B::sample_type> samples, std::size_t checked,
               const std::vector<typename B::output_type>& reference, std::size_t& at,
-              BeforeEach before_each, const AccuracyBudget* budget = nullptr) {
+              const SampleNames& names, BeforeEach before_each,
+              const AccuracyBudget* budget = nullptr) {
   SamplesChecked result{.of = checked};
   OutputCheck& verdict = result.verdict;
   RowsToCome<B> to_come;
@@ -226,7 +228,7 @@ check_samples(B& candidate, std::span<const typename B::sample_type> samples, st
     const bool budget_judges = judged_by_budget(budget, sample, expected != nullptr);
     if (!sample.passed && !(budget_judges && sample.outside_tolerance_only)) {
       verdict.passed = false;
-      verdict.reason = at_sample(at, samples.size(), std::move(sample.reason));
+      verdict.reason = names.at(at, samples.size(), std::move(sample.reason));
     }
     if (to_come.counted()) to_come.checked(sample);
     merge_accuracy(verdict, std::move(sample));
