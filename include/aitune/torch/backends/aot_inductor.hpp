@@ -23,8 +23,10 @@
 /// inputs gets copies of them (backends/input_mutation.hpp).
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/backends/input_mutation.hpp"
+#include "aitune/torch/captured_stderr.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
@@ -32,6 +34,7 @@
 #include "aitune/torch/model/dtype_names.hpp"
 #include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/input_ranges.hpp"
+#include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
 
@@ -47,6 +50,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -200,8 +204,11 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 
   [[nodiscard]] std::string describe() const {
     const std::string file = package_.filename().string();
-    return model_name_ == "model" ? fmt::format("AOTInductor({})", file)
-                                  : fmt::format("AOTInductor({}:{})", file, model_name_);
+    // The name is the archive's (an entry's folder, a record's key): cleaned and cut.
+    return model_name_ == "model"
+               ? fmt::format("AOTInductor({})", file)
+               : fmt::format("AOTInductor({}:{})", file,
+                             aitune::detail::printable_excerpt(model_name_, 100));
   }
   [[nodiscard]] std::string key() const {
     return fmt::format("aoti:{}:{}", package_.string(), model_name_);
@@ -301,15 +308,22 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     if (!loader_) load();
     gate_ = InputGate::of(model, samples, takes_range_, "AOTInductor packages");
     if (!samples.empty()) {
+      // Its code prints why it refuses an input (a dtype, a rank, a size past what it was
+      // compiled for) to standard error and returns a bare failure: caught here, that cause is
+      // the reason, and standard error stays clean (the calls later are not captured).
+      std::string captured;
       try {
-        // On copies: a model that writes to its inputs gets copies on every later call.
-        (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front());
+        detail::with_stderr_captured(captured, [&] {
+          // On copies: a model that writes to its inputs gets copies on every later call.
+          (void)input_writes_.detect([this](const Sample& s) { return run(s); }, samples.front());
+        });
       } catch (const std::exception& cause) {
         loader_.reset();
-        throw Error(fmt::format("running the first sample failed: {}{}",
-                                detail::summarize_error(cause),
+        throw Error(fmt::format("running the first sample failed: {}{}", refusal(cause, captured),
                                 detail::export_shapes_hint(model, package_, samples.front())));
       }
+      echo(captured);
+      if (takes_range_) run_at_bounds(model, samples.front());
     }
 #else
     (void)model;
@@ -335,6 +349,40 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     // an index outside its embedding (the kernel would abort the process), before they reach it.
     gate_.check(sample, [this] { return describe(); });
     return run(sample);
+  }
+
+  /// Why a call failed: the cause its code printed (captured), else the exception's.
+  [[nodiscard]] static std::string refusal(const std::exception& cause,
+                                           const std::string& captured) {
+    const std::string printed = detail::captured_cause(captured);
+    return printed.empty() ? detail::summarize_error(cause) : printed;
+  }
+
+  /// What was captured from a call that succeeded: not ours to judge, so back to standard error.
+  static void echo(const std::string& captured) {
+    if (!captured.empty()) std::fwrite(captured.data(), 1, captured.size(), stderr);
+  }
+
+  /// One call at each bound of the range the archive records for `model` (from `first`, on
+  /// copies), caught as the first sample's is: a record wider than the compilation (a damaged or
+  /// forged archive) fails the build with the compilation's own words, not a check later with
+  /// `run_func_(...) API call failed` and the cause on standard error.
+  void run_at_bounds(const Model& model, const Sample& first) {
+    for (Sample bound : InputRanges::of(model).at_bounds(first)) {
+      for (c10::IValue& value : bound) {
+        if (value.isTensor()) value = value.toTensor().clone();
+      }
+      std::string captured;
+      try {
+        detail::with_stderr_captured(captured, [&] { (void)run(bound); });
+      } catch (const std::exception& cause) {
+        loader_.reset();
+        throw Error(fmt::format("it refuses inputs of {}, in the range the archive records for "
+                                "it (the archive's record is wider than the compilation?): {}",
+                                sample_shape_text(bound), refusal(cause, captured)));
+      }
+      echo(captured);
+    }
   }
 
   c10::IValue run(const Sample& sample) {
