@@ -45,35 +45,6 @@ struct UsageError {
   std::string help{};   ///< the --help text
 };
 
-/// The names --backends accepts, and what each makes.
-struct NamedBackend {
-  std::string_view name;
-  aitune::lt::AnyBackend (*make)();
-};
-inline const NamedBackend named_backends[] = {
-    {"eager", [] { return aitune::lt::AnyBackend(aitune::lt::TorchEager()); }},
-    {"frozen", [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen()); }},
-    {"optimized", [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptOptimized()); }},
-    {"channels_last", [] { return aitune::lt::AnyBackend(aitune::lt::ChannelsLast()); }},
-    {"bf16",
-     [] {
-       return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen(c10::ScalarType::BFloat16));
-     }},
-    {"fp16",
-     [] { return aitune::lt::AnyBackend(aitune::lt::TorchScriptFrozen(c10::ScalarType::Half)); }},
-    {"perturbed",
-     [] {
-       return aitune::lt::AnyBackend(aitune::lt::PerturbedOutputs(aitune::lt::TorchScriptFrozen()));
-     }},
-};
-
-inline const NamedBackend* find_backend(std::string_view name) {
-  for (const auto& backend : named_backends) {
-    if (backend.name == name) return &backend;
-  }
-  return nullptr;
-}
-
 struct Options {
   std::filesystem::path model;
   std::vector<aitune::lt::InputSpec> inputs;
@@ -255,32 +226,16 @@ inline std::optional<int> thread_count(std::string_view text, int least) {
 }
 
 /// The intra-op threads a --backends runtime name asks for after an @ (onnx@2), or 0 (the
-/// runtime's default) without one.
+/// runtime's default) without one (lt::session_threads_of).
 inline int runtime_threads_of(const std::string& name) {
-  const auto at = name.find('@');
-  if (at == std::string::npos) return 0;
-  const std::optional<int> threads = thread_count(std::string_view(name).substr(at + 1), 1);
-  if (!threads) {
+  try {
+    return aitune::lt::session_threads_of(name);
+  } catch (const aitune::ConfigError&) {
     throw UsageError{fmt::format(
         "'{}' in --backends: after the @ comes the session's thread count, from 1 to {} (this "
         "machine's hardware threads)",
         name, max_session_threads())};
   }
-  return *threads;
-}
-
-/// The graph optimisation level a --backends name gives an ONNX Runtime session: onnx (all of
-/// them, ONNX Runtime's default), onnx_extended, onnx_basic, onnx_disabled; none for another name.
-inline std::optional<aitune::lt::OnnxOptimization> onnx_level_of(const std::string& runtime) {
-  using aitune::lt::OnnxOptimization;
-  if (runtime == "onnx") return OnnxOptimization::all;
-  for (const OnnxOptimization level :
-       {OnnxOptimization::extended, OnnxOptimization::basic, OnnxOptimization::disabled}) {
-    if (runtime == fmt::format("onnx_{}", aitune::lt::OnnxRuntime::optimization_name(level))) {
-      return level;
-    }
-  }
-  return std::nullopt;
 }
 
 /// --lengths: sizes from 1, comma-separated, each once.

@@ -34,16 +34,12 @@
 
 namespace aitune_tune {
 
-/// The candidates --backends names (default: the model's default candidates). A TorchScript
-/// model takes the names of named_backends; a .pt2 archive the names of its AOTInductor models,
-/// and onnx (onnx_extended, onnx_basic, onnx_disabled: at a lower graph optimisation level),
-/// openvino and openvino_bf16 for the converted models it holds, each with its session's thread
-/// count after an @ where wanted (onnx@1).
+/// The candidates --backends names (lt::candidate_names; default: the model's default
+/// candidates).
 inline std::vector<aitune::lt::AnyBackend>
 make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
                 const std::optional<std::vector<int>>& runtime_threads, int callers,
                 bool quantized) {
-  using aitune::lt::AnyBackend;
   if (!model.is_exported() && runtime_threads) {
     throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
                      "sessions; a TorchScript model has none"};
@@ -53,72 +49,11 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
                ? aitune::lt::default_candidates(model, *runtime_threads, callers, quantized)
                : aitune::lt::default_candidates_for_callers(model, callers, quantized);
   }
-  std::vector<AnyBackend> candidates;
-  for (const auto& name : names) {
-    if (!model.is_exported()) {
-      const NamedBackend* backend = find_backend(name);
-      if (backend == nullptr)
-        throw UsageError{fmt::format("unknown backend '{}' in --backends", name)};
-      candidates.push_back(backend->make());
-      continue;
-    }
-    const aitune::lt::Pt2Archive& archive = *model.archive;
-    // A runtime's name takes its session's intra-op threads after an @: onnx@1.
-    const std::string runtime = name.substr(0, name.find('@'));
-    if (const std::optional<aitune::lt::OnnxOptimization> level = onnx_level_of(runtime)) {
-      candidates.emplace_back(
-          aitune::lt::OnnxRuntime::from_archive(archive).set_optimization(*level).set_threads(
-              runtime_threads_of(name)));
-      continue;
-    }
-    if (runtime == "onnx_int8" || runtime == "openvino_int8" || runtime == "openvino_int8_bf16") {
-      if (!quantized) {
-        throw UsageError{fmt::format("--backends {}: an int8 model moves the outputs past any "
-                                     "tolerance; say how far they may move with --accuracy",
-                                     runtime)};
-      }
-      if (runtime == "onnx_int8") {
-        candidates.emplace_back(aitune::lt::OnnxRuntime::from_archive(archive, runtime)
-                                    .set_threads(runtime_threads_of(name)));
-      } else {  // openvino_int8_bf16: the same model, its float layers in bf16
-        const aitune::Precision floats =
-            runtime == "openvino_int8" ? aitune::Precision::fp32 : aitune::Precision::bf16;
-        candidates.emplace_back(aitune::lt::OpenVino::from_archive(archive, floats, "openvino_int8")
-                                    .set_threads(runtime_threads_of(name)));
-      }
-      continue;
-    }
-    if (runtime == "openvino" || runtime == "openvino_bf16") {
-      candidates.emplace_back(
-          aitune::lt::OpenVino::from_archive(
-              archive, runtime == "openvino" ? aitune::Precision::fp32 : aitune::Precision::bf16)
-              .set_threads(runtime_threads_of(name)));
-      continue;
-    }
-    const auto& compiled = archive.aoti_models;
-    const auto found = std::find_if(compiled.begin(), compiled.end(),
-                                    [&](const auto& info) { return info.name == name; });
-    if (found == compiled.end()) {
-      std::vector<std::string> known;
-      for (const auto& info : compiled)
-        known.push_back(info.name);
-      throw UsageError{fmt::format(
-          "'{}' has no AOTInductor model '{}' (--backends of a .pt2 archive names the models in "
-          "it: {}; and onnx, openvino, openvino_bf16 for its converted models, onnx_int8, "
-          "openvino_int8 and openvino_int8_bf16 for their int8 quantisations, with @THREADS "
-          "where wanted; onnx_extended, onnx_basic, onnx_disabled for ONNX Runtime at a lower "
-          "graph optimisation level)",
-          archive.path.string(), name,
-          known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
-    }
-    if (!found->quantization.empty() && !quantized) {
-      throw UsageError{fmt::format("--backends {}: an {} model moves the outputs past any "
-                                   "tolerance; say how far they may move with --accuracy",
-                                   name, found->quantization)};
-    }
-    candidates.emplace_back(aitune::lt::AOTInductor::from_archive(*model.archive, *found));
+  try {
+    return aitune::lt::candidates_named(model, names, quantized);
+  } catch (const aitune::ConfigError& error) {
+    throw UsageError{fmt::format("--backends: {}", error.what())};
   }
-  return candidates;
 }
 
 /// The --input specs in the order the model takes its inputs (lt::inputs_in_model_order).
@@ -135,31 +70,22 @@ inline std::vector<aitune::lt::InputSpec> inputs_in_model_order(const Options& o
 }
 
 /// The samples to tune on: random ones from `inputs` (--input, in the model's order), at each
-/// of --lengths on the model's dynamic axes (`ranges`), or those --sample files hold.
+/// of --lengths on the model's dynamic axes (lt::samples_at_lengths), or those --sample files
+/// hold.
 inline std::vector<aitune::lt::Sample>
 make_samples(const Options& options, const std::vector<aitune::lt::InputSpec>& inputs,
-             const aitune::lt::InputRanges& ranges, c10::Device device) {
+             const aitune::lt::Model& model, c10::Device device) {
   std::vector<aitune::lt::Sample> samples;
-  const std::vector<std::int64_t> lengths =
-      options.lengths.empty() ? std::vector<std::int64_t>{-1} : options.lengths;
-  for (const std::int64_t length : lengths) {
-    std::vector<aitune::lt::InputSpec> specs = inputs;
-    for (const aitune::lt::AxisRange& range : ranges.axes) {
-      // The batch axis stays at 1: the tuning is at batch size 1, and its report says so.
-      if (length < 0 || range.axis == 0 || range.position >= specs.size() ||
-          range.axis >= specs[range.position].shape.size()) {
-        continue;
-      }
-      if (length < range.min || length > range.max) {
-        throw UsageError{fmt::format("--lengths {}: input '{}' takes {} to {} on axis {}, the "
-                                     "range it was exported for",
-                                     length, range.input, range.min, range.max, range.axis)};
-      }
-      specs[range.position].shape[range.axis] = length;
+  const int per_shape = options.samples.value_or(1);
+  if (!options.lengths.empty()) {
+    try {
+      samples = aitune::lt::samples_at_lengths(model, inputs, options.lengths, device, per_shape);
+    } catch (const aitune::ConfigError& error) {
+      throw UsageError{fmt::format("--lengths: '{}': {}", options.model.string(), error.what())};
     }
-    for (int i = 0; i < options.samples.value_or(1) && options.sample_files.empty(); ++i) {
-      samples.push_back(aitune::lt::make_random_sample(specs, device, static_cast<unsigned>(i)));
-    }
+  } else if (options.sample_files.empty()) {
+    for (int i = 0; i < per_shape; ++i)
+      samples.push_back(aitune::lt::make_random_sample(inputs, device, static_cast<unsigned>(i)));
   }
   for (const auto& file : options.sample_files) {
     samples.push_back(aitune::lt::load_sample_file(file, device));
@@ -266,20 +192,9 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   environment["model_format"] = model.is_exported() ? "torch.export" : "torchscript";
   // The other runtimes whose models the archive holds, and the versions that ran them.
   if (model.is_exported()) {
-    // A name is the archive's: cleaned and cut; and a few lines say it all (an archive of
-    // 20,000 unknown variants gave 20,000).
-    constexpr std::size_t told_at_most = 5;
-    std::size_t told = 0;
-    for (const auto& [name, why] : model.archive->unknown_variants) {
-      if (told++ == told_at_most) break;
-      log.warn(0, fmt::format("variant '{}' left out: {}",
-                              aitune::detail::printable_excerpt(name, 100), why));
-    }
-    if (const std::size_t unknown = model.archive->unknown_variants.size();
-        unknown > told_at_most) {
-      log.warn(0, fmt::format("{} more variants of families this aitune-cpp does not read left out",
-                              unknown - told_at_most));
-    }
+    // Named, never dropped in silence: what no candidate is made from (cleaned, a few lines).
+    for (const std::string& line : lt::variants_left_out(*model.archive))
+      log.warn(0, line);
     const auto& converted = model.archive->runtime_variants;
     if (converted.contains("onnx")) {
       const std::string version = lt::OnnxRuntime::version();
@@ -315,26 +230,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     candidates = lt::with_torch_threads(model, std::move(candidates), counts);
   }
   const std::vector<lt::InputSpec> inputs = inputs_in_model_order(options, model);
-  const lt::InputRanges ranges = lt::InputRanges::of(model);
-  if (!options.lengths.empty() && ranges.empty()) {
-    // A record that was refused is no record of none: say why it was refused.
-    if (model.archive && !model.archive->records_problem.empty()) {
-      throw UsageError{fmt::format("--lengths: '{}' has no usable dynamic axis: {}",
-                                   options.model.string(), model.archive->records_problem)};
-    }
-    throw UsageError{fmt::format("--lengths: '{}' records no dynamic axis (export it with "
-                                 "tools/export_model.py --dynamic NAME:AXIS:MIN..MAX)",
-                                 options.model.string())};
-  }
-  if (!options.lengths.empty() &&
-      std::all_of(ranges.axes.begin(), ranges.axes.end(),
-                  [](const lt::AxisRange& range) { return range.axis == 0; })) {
-    throw UsageError{fmt::format("--lengths: '{}' records a range on the batch axis (axis 0) "
-                                 "only, and the tuning is at batch size 1: --lengths sets the "
-                                 "other axes' sizes",
-                                 options.model.string())};
-  }
-  const std::vector<lt::Sample> samples = make_samples(options, inputs, ranges, device);
+  const std::vector<lt::Sample> samples = make_samples(options, inputs, model, device);
   // The precision a candidate computes in, as the report will name it: a precision variant's
   // own, else the model's (read off its inputs or weights).
   const aitune::Precision native = lt::model_precision(model, samples.front());

@@ -23,6 +23,9 @@ outside could have, for the tests of the archive reader and the runtime backends
                         records), the openvino one as of the family onnx (with the ONNX record)
   unknown_many          21 variants of a family the reader does not know, one named with a
                         newline, terminal control sequences and 500 more characters
+  variants_renamed      the ONNX model and the IR under names of their own (onnx_main, ov_main),
+                        one more ONNX variant naming a record the archive lacks (onnx2), and
+                        a compilation the archive does not hold (aoti_ghost)
   entry_escapes         one more record of aoti_default named `.../aoti_default/../../..` up to
                         the root and down to DIR/zip_slip_victim.txt: a zip slip, which LibTorch's
                         AOTInductor loader would write outside its temporary folder
@@ -107,6 +110,14 @@ def unknown_many(recorded):
     for i in range(20):
         recorded["variants"][f"u{i:02}"] = {"family": "trt"}
     recorded["variants"]["evil\n\x1b]0;PWNED\x07\x1b[2J" + "N" * 500] = {"family": "trt\x1b[31m"}
+
+
+def variants_renamed(recorded):
+    variants = recorded["variants"]
+    variants["onnx_main"] = variants.pop("onnx")
+    variants["ov_main"] = variants.pop("openvino")
+    variants["onnx2"] = {"family": "onnx", "records": ["nope"]}
+    variants["aoti_ghost"] = {"family": "aoti"}
 
 
 def reason_long(recorded):
@@ -199,6 +210,7 @@ def main():
         "range_symbol_twice": editing_records(range_symbol_twice),
         "unknown_many": editing_records(unknown_many),
         "families_swapped": editing_records(families_swapped),
+        "variants_renamed": editing_records(variants_renamed),
         "range_batch": editing_records(range_batch),
         "library_garbage": replacing(".wrapper.so", lambda data: noise),
         "ir_input_int64": replacing("aitune/openvino/model.xml", ir_input_int64),

@@ -125,6 +125,43 @@ TEST_CASE("A variant of a family the reader does not know is named with its caus
                              "onnx, which the archive does not hold"));
 }
 
+TEST_CASE("A converted model under a name of its own is run by its family, and what no "
+          "candidate can come from is named",
+          "[archive]") {
+  // Before: only the names "onnx" and "openvino" made candidates; onnx_main and ov_main made
+  // none and no warning, and an unusable onnx2 or a compilation aoti_ghost the archive lacks
+  // were never mentioned (D12).
+  const Pt2Archive archive = read(R"({"schema": 2, "variants": {
+      "aoti_default": {"family": "aoti"},
+      "onnx_main": {"family": "onnx", "records": ["aitune/onnx/model.onnx"]},
+      "ov_main": {"family": "openvino",
+                  "records": ["aitune/openvino/model.xml", "aitune/openvino/model.bin"]},
+      "onnx2": {"family": "onnx", "records": ["nope"]},
+      "aoti_ghost": {"family": "aoti"},
+      "broken": {"precision": "fp32"},
+      "trt": {"family": "tensorrt"}}})");
+  using aitune::lt::converted_variants;
+  CHECK(converted_variants(archive, false) ==
+        std::vector<std::string>{"onnx2", "onnx_main", "ov_main"});
+  CHECK(converted_variants(archive, true).empty());
+  CHECK(aitune::lt::variant_family(archive, "onnx2") == "onnx");
+  const auto unheld = aitune::lt::unheld_compilations(archive);
+  REQUIRE(unheld.size() == 1);
+  CHECK(unheld.front().name == "aoti_ghost");
+  CHECK_THAT(unheld.front().unusable, Catch::Contains("does not hold"));
+  const std::vector<std::string> left_out = aitune::lt::variants_left_out(archive);
+  REQUIRE(left_out.size() == 2);
+  CHECK_THAT(left_out[0], Catch::StartsWith("variant 'trt' left out: ") &&
+                              Catch::Contains("the family 'tensorrt'"));
+  CHECK_THAT(left_out[1], Catch::StartsWith("variant 'broken' left out: ") &&
+                              Catch::Contains("family is missing"));
+  // The export tool's own quantised names join a budgeted tuning only, recorded or not.
+  const Pt2Archive failed = read(R"({"schema": 2, "variants": {},
+      "failed": {"onnx_int8": "calibration failed", "openvino": "conversion failed"}})");
+  CHECK(converted_variants(failed, true) == std::vector<std::string>{"onnx_int8"});
+  CHECK(converted_variants(failed, false) == std::vector<std::string>{"openvino"});
+}
+
 TEST_CASE("The axes exported as a range are read per input, and a range read wrong stops every "
           "variant",
           "[archive]") {

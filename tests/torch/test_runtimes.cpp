@@ -379,6 +379,36 @@ TEST_CASE("A BERT exported for sequences of 8 to 256 tokens, tuned at 64 and 128
   CHECK(check.passed);
 }
 
+TEST_CASE("samples_at_lengths makes random samples at each length on the dynamic axes, the "
+          "batch at 1",
+          "[runtimes][exported][hf][shapes]") {
+  // Before: only aitune-tune --lengths could; a library caller wrote the loop by hand.
+  const auto model = exported("gpt2_dynamic");
+  const std::vector<InputSpec> specs{parse_input_spec("1x8:int64[0,1000)"),
+                                     parse_input_spec("1x8:int64[1,2)")};
+  const std::vector<Sample> samples =
+      samples_at_lengths(model.model, specs, {16, 64}, torch::kCPU, 2);
+  REQUIRE(samples.size() == 4);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::int64_t length = i < 2 ? 16 : 64;
+    for (const c10::IValue& input : samples[i]) {
+      CHECK(input.toTensor().sizes() == at::IntArrayRef({1, length}));
+      CHECK(input.toTensor().scalar_type() == torch::kInt64);
+    }
+  }
+  CHECK_FALSE(torch::equal(samples[0][0].toTensor(), samples[1][0].toTensor()));  // two seeds
+  CHECK_THROWS_WITH(samples_at_lengths(model.model, specs, {16, 200}, torch::kCPU),
+                    Catch::Contains("the length 200: input 'input_ids' takes 8 to 128 on axis 1"));
+  CHECK_THROWS_WITH(samples_at_lengths(model.model, specs, {16, 16}, torch::kCPU),
+                    Catch::Contains("the length 16 is given twice"));
+  CHECK_THROWS_AS(samples_at_lengths(model.model, specs, {}, torch::kCPU), ConfigError);
+  const auto fixed = exported("dict_outputs");
+  CHECK_THROWS_WITH(samples_at_lengths(fixed.model,
+                                       {parse_input_spec("1x8"), parse_input_spec("1x4")}, {4},
+                                       torch::kCPU),
+                    Catch::Contains("records no dynamic axis"));
+}
+
 TEST_CASE("A token id outside the vocabulary is refused by every family, served or called "
           "directly, and a padded mask is served",
           "[runtimes][exported][real_model][hf][shapes]") {
@@ -912,6 +942,104 @@ TEST_CASE("A converted model recorded under another family's name fails its buil
   }
 }
 
+TEST_CASE("A converted model under a name of its own is a default candidate and can be named; "
+          "unusable records under such names fail their candidate, named",
+          "[runtimes][exported][archive]") {
+  // Before: onnx_main and ov_main made no candidate and no warning, `--backends onnx_main` said
+  // "has no AOTInductor model", and onnx2 (a record the archive lacks) and aoti_ghost (a
+  // compilation it lacks) were never mentioned (D12).
+  const auto model = damaged("variants_renamed");
+  std::vector<std::string> described;
+  for (const AnyBackend& candidate : default_candidates(model.model, {1}))
+    described.push_back(candidate.describe());
+  INFO(fmt::format("{}", fmt::join(described, "\n")));
+  const auto listed = [&](std::string_view prefix) {
+    return std::any_of(described.begin(), described.end(),
+                       [&](const std::string& text) { return text.starts_with(prefix); });
+  };
+  CHECK(listed("AOTInductor(damaged_variants_renamed.pt2:aoti_ghost)"));
+  CHECK(listed("OnnxRuntime(damaged_variants_renamed.pt2:onnx2, 1 thread"));
+  CHECK(listed("OnnxRuntime(damaged_variants_renamed.pt2:onnx_main, 1 thread"));
+  CHECK(listed("OpenVino(damaged_variants_renamed.pt2:ov_main, f32, 1 thread"));
+  CHECK_FALSE(listed("OnnxRuntime(damaged_variants_renamed.pt2, "));  // no "onnx" is held
+
+  const std::vector<std::string> names = candidate_names(model.model);
+  for (const char* name : {"aoti_default", "aoti_ghost", "onnx_main", "onnx_main_basic", "ov_main",
+                           "ov_main_bf16", "onnx2"}) {
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+  CHECK(candidate_named(model.model, "onnx_main@1")
+            .describe()
+            .starts_with("OnnxRuntime(damaged_variants_renamed.pt2:onnx_main, 1 thread"));
+  CHECK_THROWS_WITH(candidate_named(model.model, "tensorrt"),
+                    Catch::Contains("has no candidate named 'tensorrt': it has aoti_default, "
+                                    "aoti_ghost, onnx2"));
+  CHECK_THROWS_WITH(candidate_named(model.model, "onnx_main@0"),
+                    Catch::Contains("after the @ comes the session's thread count"));
+  CHECK_THROWS_WITH(candidate_named(model.model, "onnx_int8"),
+                    Catch::Contains("an int8 model moves the outputs past any tolerance"));
+  if (!runtime_ready(onnx_runtime_missing()) || !runtime_ready(openvino_missing())) return;
+  const TuneReport report = tune_damaged(
+      model, candidates_named(model.model, {"onnx_main@1", "ov_main", "onnx2", "aoti_ghost"}));
+  CHECK(row_of(report, "OnnxRuntime(damaged_variants_renamed.pt2:onnx_main").status ==
+        CandidateStatus::ok);
+  CHECK(row_of(report, "OpenVino(damaged_variants_renamed.pt2:ov_main").status ==
+        CandidateStatus::ok);
+  CHECK_THAT(row_of(report, "OnnxRuntime(damaged_variants_renamed.pt2:onnx2").reason,
+             Catch::Contains("names the record 'nope' for onnx2"));
+  CHECK_THAT(row_of(report, "AOTInductor(damaged_variants_renamed.pt2:aoti_ghost)").reason,
+             Catch::Contains("records an AOTInductor compilation the archive does not hold"));
+}
+
+TEST_CASE("An AOTInductor compilation that refuses an input says why in its reason, and "
+          "standard error stays clean",
+          "[runtimes][exported][archive][shapes]") {
+  // Before: the reason was `run_func_( container_handle_, ...) API call failed at
+  // ...model_container_runner.cpp`, and the compiled code's own cause went raw to standard
+  // error, under --quiet too (D18).
+  if (!AOTInductor::available()) return;
+  const auto built = [](AOTInductor compiled, const Model& model, const Sample& sample) {
+    std::string printed;
+    std::string reason;
+    aitune::lt::detail::with_stderr_captured(printed, [&] {
+      try {
+        compiled.build(model, std::vector<Sample>{sample});
+      } catch (const Error& error) {
+        reason = error.what();
+      }
+    });
+    return std::pair{reason, printed};
+  };
+  {  // a dtype it was not compiled for
+    const auto model = exported("dict_outputs");
+    Sample wrong = model.samples.at(0);
+    wrong.at(1) = wrong.at(1).toTensor().to(torch::kInt64);
+    const auto [reason, printed] = built(
+        AOTInductor::from_archive(*model.model.archive, model.model.archive->aoti_models.at(0)),
+        model.model, wrong);
+    CHECK_THAT(reason, Catch::Contains("running the first sample failed: input_handles[1]: "
+                                       "unmatched dtype"));
+    CHECK(reason.find("run_func_") == std::string::npos);
+    CHECK(printed.find("unmatched dtype") == std::string::npos);
+  }
+  {  // a range recorded wider than the compilation takes (a damaged or forged record)
+    auto model = exported("gpt2_dynamic");
+    for (DynamicAxis& axis : model.model.archive->dynamic_axes)
+      axis.max = 1000;
+    const auto& compiled = model.model.archive->aoti_models;
+    const auto ranged = std::find_if(compiled.begin(), compiled.end(),
+                                     [](const AotiModelInfo& info) { return info.takes_range; });
+    REQUIRE(ranged != compiled.end());
+    const auto [reason, printed] =
+        built(AOTInductor::from_archive(*model.model.archive, *ranged), model.model, tokens(32));
+    CHECK_THAT(reason, Catch::Contains("it refuses inputs of 1x1000:int64, 1x1000:int64, in the "
+                                       "range the archive records for it") &&
+                           Catch::Contains("expected to be <= 128, but got: 1000"));
+    CHECK(reason.find("run_func_") == std::string::npos);
+    CHECK(printed.find("but got: 1000") == std::string::npos);
+  }
+}
+
 TEST_CASE("An archive with an entry that climbs out of its folder is refused before any loader "
           "sees it, naming the entry",
           "[runtimes][exported][archive]") {
@@ -1145,8 +1273,9 @@ TEST_CASE("An int8 AOTInductor compilation joins the candidates only under an ac
   const TunedModule refused = tune(model.model, with_calibration, {.config = config});
   const auto refused_row = int8_row(refused.report());
   CHECK(refused_row->status == CandidateStatus::build_failed);
-  CHECK_THAT(refused_row->reason, Catch::Contains("sample 10 of 100 is one of the 32 inputs the "
-                                                  "'aoti_int8' model was calibrated on"));
+  CHECK_THAT(refused_row->reason,
+             Catch::Contains("sample 10 of 100: it is one of the 32 inputs the "
+                             "'aoti_int8' model was calibrated on"));
 }
 
 TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget, is judged by "
@@ -1213,7 +1342,7 @@ TEST_CASE("An int8 ONNX model joins the candidates only under an accuracy budget
   for (const CandidateReport& row : refused.report().candidates) {
     if (!is_int8(row.backend)) continue;
     CHECK(row.status == CandidateStatus::build_failed);
-    CHECK_THAT(row.reason, Catch::Contains("sample 42 of 100 is one of the 32 inputs the "
+    CHECK_THAT(row.reason, Catch::Contains("sample 42 of 100: it is one of the 32 inputs the "
                                            "'onnx_int8' model was calibrated on"));
   }
 }

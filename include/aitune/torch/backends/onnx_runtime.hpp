@@ -250,8 +250,9 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     if (threads_ > 0) settings += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
     if (!spinning_stop_) settings += ", spinning after calls";
     const std::string loaded = version();
-    return fmt::format("OnnxRuntime({}{}{}{})", package_.filename().string(), variant_.described(),
-                       settings, loaded.empty() ? "" : ", ORT " + loaded);
+    return fmt::format("OnnxRuntime({}{}{}{}{})", package_.filename().string(),
+                       variant_.named("onnx"), variant_.described(), settings,
+                       loaded.empty() ? "" : ", ORT " + loaded);
   }
   [[nodiscard]] std::string key() const {
     return fmt::format("onnxruntime:{}{}:{}:{}:{}:{}", package_.string(), variant_.keyed("onnx"),

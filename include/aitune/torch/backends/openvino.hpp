@@ -246,9 +246,9 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     const auto count = [](int n, const char* what) {
       return n > 0 ? fmt::format(", {} {}{}", n, what, n == 1 ? "" : "s") : std::string();
     };
-    return fmt::format("OpenVino({}, {}{}{}{}{}{})", package_.filename().string(),
-                       to_string(precision_), variant_.described(), count(threads_, "thread"),
-                       count(streams_, "stream"),
+    return fmt::format("OpenVino({}{}, {}{}{}{}{}{})", package_.filename().string(),
+                       variant_.named("openvino"), to_string(precision_), variant_.described(),
+                       count(threads_, "thread"), count(streams_, "stream"),
                        copies_ > 1 ? fmt::format(", up to {} copies", copies_) : "",
                        loaded.empty() ? "" : ", OV " + loaded);
   }

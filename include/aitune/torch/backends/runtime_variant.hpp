@@ -212,6 +212,13 @@ struct VariantChoice {
   [[nodiscard]] std::string described() const {
     return quantization.empty() ? std::string() : ", " + quantization;
   }
+  /// ":onnx_main" (in describe(), after the archive's name) for a variant of `family` under a
+  /// name of its own, not the family's nor the export tool's int8 one: two of a family tell
+  /// apart. Else nothing.
+  [[nodiscard]] std::string named(std::string_view family) const {
+    if (name == family || name == fmt::format("{}_int8", family)) return {};
+    return ":" + aitune::detail::printable_excerpt(name, 100);
+  }
   /// ":onnx_int8" where it is not the family's own (`family`): the keys of those stay as they
   /// were before other variants existed.
   [[nodiscard]] std::string keyed(std::string_view family) const {

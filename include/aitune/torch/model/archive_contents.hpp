@@ -109,6 +109,10 @@ struct Pt2Archive {
   /// The variants of a family this library does not read (a newer export tool's), with a cause
   /// that says so: no candidate is made from them.
   std::map<std::string, std::string> unknown_variants{};
+  /// The family each variant's record names ("aoti", "onnx", "openvino", or one this library
+  /// does not read), by variant name, usable or not: what an unusable variant would have been
+  /// run by, so that its candidate fails with the cause. Missing where the record names none.
+  std::map<std::string, std::string> recorded_families{};
   /// The program's output structure as a pytree TreeSpec (treespec_dumps), as
   /// tools/export_model.py recorded it: what the flat outputs of a converted model are rebuilt
   /// into. Empty for archives made by other tools.

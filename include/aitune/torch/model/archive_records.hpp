@@ -244,6 +244,7 @@ inline void read_variants(const nlohmann::json& variants, Pt2Archive& archive,
       continue;
     }
     const std::string& family_name = family->get_ref<const std::string&>();
+    archive.recorded_families[name] = family_name;
     if (family_name == "aoti") {
       AotiModelInfo* info = compilation_named(archive, name);
       if (info == nullptr) {
@@ -299,6 +300,7 @@ inline void read_schema1_runtimes(const nlohmann::json& runtimes, Pt2Archive& ar
     if (found == runtimes.end()) continue;
     std::string problem;
     RuntimeVariantInfo info{name, {}, name};
+    archive.recorded_families[name] = name;  // schema 1 names each by its family
     if (!found->is_object()) {
       problem = fmt::format("the archive's extra/aitune.json: runtimes.{} is {}, not an object",
                             name, json_excerpt(*found));

@@ -13,6 +13,7 @@
 #include "aitune/torch/backends/openvino.hpp"
 #include "aitune/torch/backends/torchscript.hpp"
 #include "aitune/torch/customization.hpp"
+#include "aitune/torch/model/archive_variants.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/tune/baseline.hpp"
 #include "aitune/torch/wrappers/cuda_graph.hpp"
@@ -99,23 +100,6 @@ runtime_threads_for_callers(int callers, unsigned cores = std::thread::hardware_
   return counts;
 }
 
-/// The quantised models of `archive`, by variant name: those it holds (of the onnx and openvino
-/// families), and those whose quantisation failed or cannot be read (onnx_int8, openvino_int8),
-/// whose candidates then fail with the cause.
-[[nodiscard]] inline std::vector<std::string> quantized_variants(const Pt2Archive& archive) {
-  std::vector<std::string> names;
-  for (const auto& [name, info] : archive.runtime_variants) {
-    if (!info.quantization.empty() && (info.family == "onnx" || info.family == "openvino")) {
-      names.push_back(name);
-    }
-  }
-  for (const char* name : {"onnx_int8", "openvino_int8"}) {
-    if (archive.failed_variants.contains(name) || archive.unusable_variants.contains(name))
-      names.emplace_back(name);
-  }
-  return names;
-}
-
 /// The candidates worth trying for `model`: for a torch.export archive, each AOTInductor
 /// compilation it holds but the baseline's (its baseline, the native runtime, runs the
 /// ExportedProgram; without one, the first fp32 compilation is the baseline: aoti_baseline_of),
@@ -148,6 +132,8 @@ default_candidates(const Model& model,
       candidates.emplace_back(AOTInductor::from_archive(archive, info));
     }
   }
+  for (const AotiModelInfo& info : unheld_compilations(archive))
+    candidates.emplace_back(AOTInductor::from_archive(archive, info));
   if (runtime_threads.empty() ||
       std::any_of(runtime_threads.begin(), runtime_threads.end(), [](int n) { return n < 0; })) {
     throw ConfigError("default_candidates: the runtime sessions' thread counts are 0 (the "
@@ -186,11 +172,23 @@ default_candidates(const Model& model,
       }
     }
   };
-  at_counts("onnx", [&] { return OnnxRuntime::from_archive(archive); });
-  at_counts("openvino", [&] { return OpenVino::from_archive(archive); });
-  if (archive.runtime_variants.contains("openvino") && OpenVino::cpu_has_bf16()) {
-    at_counts("openvino", [&] { return OpenVino::from_archive(archive, Precision::bf16); });
-  }
+  // Every converted model, under whatever name the archive gives it (onnx, openvino, or a
+  // name of the user's own); an OpenVINO one in bf16 too where the CPU has it.
+  const auto sessions_of = [&](const std::string& variant) {
+    if (variant_family(archive, variant) == "onnx") {
+      at_counts(variant, [&] { return OnnxRuntime::from_archive(archive, variant); });
+      return;
+    }
+    at_counts(variant, [&] { return OpenVino::from_archive(archive, Precision::fp32, variant); });
+    // For a quantised IR, its float layers in bf16: OpenVINO's own default there, so what a
+    // user who quantised by hand with NNCF runs (on a Zen 4 EPYC, SqueezeNet 1.1's int8 IR took
+    // 0.85x the time of its fp32 run).
+    if (archive.runtime_variants.contains(variant) && OpenVino::cpu_has_bf16()) {
+      at_counts(variant, [&] { return OpenVino::from_archive(archive, Precision::bf16, variant); });
+    }
+  };
+  for (const std::string& variant : converted_variants(archive, /*quantized=*/false))
+    sessions_of(variant);
   if (!quantized) return candidates;
   for (const auto& info : archive.aoti_models) {
     if (!info.quantization.empty()) {
@@ -206,23 +204,8 @@ default_candidates(const Model& model,
                                 archive.path.filename().string(), failed->second);
     candidates.emplace_back(AOTInductor::from_archive(archive, info));
   }
-  for (const std::string& variant : quantized_variants(archive)) {
-    const auto recorded = archive.runtime_variants.find(variant);
-    const bool onnx = recorded != archive.runtime_variants.end() ? recorded->second.family == "onnx"
-                                                                 : variant.starts_with("onnx");
-    if (onnx) {
-      at_counts(variant, [&] { return OnnxRuntime::from_archive(archive, variant); });
-    } else {
-      at_counts(variant, [&] { return OpenVino::from_archive(archive, Precision::fp32, variant); });
-      // And with its float layers in bf16 where the CPU has it: OpenVINO's own default there,
-      // so what a user who quantised by hand with NNCF runs (on a Zen 4 EPYC, SqueezeNet 1.1's
-      // int8 IR took 0.85x the time of its fp32 run).
-      if (recorded != archive.runtime_variants.end() && OpenVino::cpu_has_bf16()) {
-        at_counts(variant,
-                  [&] { return OpenVino::from_archive(archive, Precision::bf16, variant); });
-      }
-    }
-  }
+  for (const std::string& variant : converted_variants(archive, /*quantized=*/true))
+    sessions_of(variant);
   return candidates;
 }
 

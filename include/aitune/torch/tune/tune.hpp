@@ -9,6 +9,7 @@
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/io/atomic_file.hpp"
+#include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
@@ -16,6 +17,8 @@
 #include "aitune/torch/backends/any_backend.hpp"
 #include "aitune/torch/libtorch_messages.hpp"
 #include "aitune/torch/measure/device_timer.hpp"
+#include "aitune/torch/model/archive_variants.hpp"
+#include "aitune/torch/model/input_spec.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/serve/tuned_module.hpp"
 #include "aitune/torch/tune/baseline.hpp"
@@ -28,6 +31,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -65,7 +69,7 @@ struct TuneOptions {
 
 /// `samples` with, first, the samples at the bounds of the range the module serves (none unless
 /// `shapes` is a range), weighted 0 in `config` (checked, never timed: the weights given are the
-/// user's samples').
+/// user's samples') and named there by what they are (the user's keep their numbers).
 [[nodiscard]] inline std::vector<Sample> with_range_bounds(const ShapeContract& shapes,
                                                            const std::vector<Sample>& samples,
                                                            StrategyConfig& config) {
@@ -79,8 +83,17 @@ struct TuneOptions {
   if (weights.empty()) weights.assign(samples.size(), 1.0);
   std::vector<Sample> checked = shapes.ranges.at_bounds(samples.front());
   weights.insert(weights.begin(), checked.size(), 0.0);
+  // The reasons number the user's samples as given, and name these by what they are.
+  std::vector<std::string> names = config.profiling().sample_names().added();
+  for (std::size_t i = checked.size(); i-- > 0;) {
+    const char* bound = checked.size() == 1 ? "only" : (i == 0 ? "smallest" : "largest");
+    names.insert(names.begin(),
+                 fmt::format("the range's {} sample ({})", bound, sample_shape_text(checked[i])));
+  }
   checked.insert(checked.end(), samples.begin(), samples.end());
-  config.set_profiling(ProfilingConfig(config.profiling()).set_sample_weights(std::move(weights)));
+  config.set_profiling(ProfilingConfig(config.profiling())
+                           .set_sample_weights(std::move(weights))
+                           .set_sample_names(SampleNames(std::move(names))));
   return checked;
 }
 
@@ -93,6 +106,11 @@ struct TuneOptions {
   }
   // LibTorch's warnings raised while tuning go where the tuning's own messages go.
   const TorchWarningRoute torch_warnings(options.config.logger());
+  // What the default candidates leave out of an archive is named, never dropped in silence.
+  if (!options.candidates && model.archive) {
+    for (const std::string& line : variants_left_out(*model.archive))
+      options.config.logger().warn(0, line);
+  }
   // Tuned at a server's load, the default sessions include those that serve its callers.
   std::vector<AnyBackend> candidates =
       options.candidates
