@@ -86,9 +86,9 @@ if(AITUNE_HAVE_TORCH)
                            OPTIONS "-DAITUNE_CONSUME=find_package" "-DAITUNE_CONSUME_TORCH=ON"
                                    "-DCMAKE_PREFIX_PATH=${install_prefix}$<SEMICOLON>${torch_prefix}"
                                    "-DAITUNE_EXPECT_CUDA=$<BOOL:${AITUNE_TORCH_HAS_CUDA}>"
-                                   # The runtimes this build found, handed over as a user would.
+                                   # The runtimes this build found, handed over as a user would;
+                                   # ONNX Runtime's header comes with the package.
                                    "-DOpenVINO_DIR=${OpenVINO_DIR}"
-                                   "-DONNXRUNTIME_INCLUDE_DIR=${ONNXRUNTIME_INCLUDE_DIR}"
                                    "-DAITUNE_ONNXRUNTIME_LIBRARY=${AITUNE_ONNXRUNTIME_LIBRARY}"
                                    "-DAITUNE_EXPECT_OPENVINO=$<BOOL:${AITUNE_HAVE_OPENVINO}>"
                                    "-DAITUNE_EXPECT_ONNXRUNTIME=$<BOOL:${AITUNE_HAVE_ONNXRUNTIME}>"
