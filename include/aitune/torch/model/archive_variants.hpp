@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,29 +71,21 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
     if (!quantized) names = {"onnx", "openvino"};
     return names;
   }
-  std::vector<std::string> all;
+  std::set<std::string> all;  // in name order, each once (an archive may hold thousands)
   for (const auto& [name, info] : archive.runtime_variants)
-    all.push_back(name);
+    all.insert(name);
   for (const auto* unmade : {&archive.unusable_variants, &archive.failed_variants}) {
     for (const auto& [name, why] : *unmade)
-      all.push_back(name);
+      all.insert(name);
   }
   for (const std::string_view family : converted_families) {
     for (const std::string& name : all) {
       if (variant_family(archive, name) == family &&
-          is_quantized_variant(archive, name) == quantized &&
-          std::find(names.begin(), names.end(), name) == names.end()) {
+          is_quantized_variant(archive, name) == quantized) {
         names.push_back(name);
       }
     }
   }
-  // Each family's in name order (the map's), whichever list a name came from.
-  const auto family_rank = [&](const std::string& name) {
-    return variant_family(archive, name) == converted_families[0] ? 0 : 1;
-  };
-  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
-    return family_rank(a) != family_rank(b) ? family_rank(a) < family_rank(b) : a < b;
-  });
   return names;
 }
 

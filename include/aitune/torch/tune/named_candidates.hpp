@@ -21,7 +21,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -152,11 +152,19 @@ inline void refuse_unbudgeted(const std::string& name, const std::string& quanti
 [[nodiscard]] inline AnyBackend candidate_named(const Model& model, const std::string& name,
                                                 bool quantized = false) {
   const auto unknown = [&] {
+    // The names are the archive's: cleaned, and a few dozen said (an archive may hold thousands).
+    constexpr std::size_t listed_at_most = 40;
+    const std::vector<std::string> names = candidate_names(model);
+    std::vector<std::string> listed;
+    for (std::size_t i = 0; i < names.size() && i < listed_at_most; ++i)
+      listed.push_back(aitune::detail::printable_excerpt(names[i], 100));
+    if (names.size() > listed_at_most)
+      listed.push_back(fmt::format("and {} more", names.size() - listed_at_most));
     return ConfigError(fmt::format(
         "{} has no candidate named '{}': it has {}{}",
         model.is_exported() ? fmt::format("'{}'", model.archive->path.string())
                             : std::string("a TorchScript model"),
-        aitune::detail::printable_excerpt(name, 100), fmt::join(candidate_names(model), ", "),
+        aitune::detail::printable_excerpt(name, 100), fmt::join(listed, ", "),
         model.is_exported() ? " (a runtime session's with @THREADS where wanted)" : ""));
   };
   if (!model.is_exported()) {
