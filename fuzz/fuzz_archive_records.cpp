@@ -3,12 +3,15 @@
 // reader: schema 1 and 2) and the output structure it records, through ConvertedModel::outputs,
 // which rebuilds a converted model's flat outputs into it (torch/backends/runtime_variant.hpp).
 // Any input is read into what can be used and what cannot (with why); a range or an index
-// domain read is one a tuning can use; whatever the records say,
+// domain read is one a tuning can use; the variants candidates are made from are each of a
+// family a runtime reads, and what is left out is said in a few lines; whatever the records say,
 // rebuilding outputs of any count returns outputs or flat ones, never reads or writes out of
 // bounds.
 #include <aitune/torch/backends/runtime_variant.hpp>
+#include <aitune/torch/model/archive_variants.hpp>
 #include <aitune/torch/model/pt2_archive.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -44,6 +47,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& domain : archive.index_domains) {
     if (domain.min > domain.max) std::abort();
   }
+  // What the candidates are made from: each converted variant once, of a family a runtime
+  // reads; what no candidate comes from said in at most six lines.
+  for (const bool quantized : {false, true}) {
+    std::vector<std::string> seen;
+    for (const std::string& name : aitune::lt::converted_variants(archive, quantized)) {
+      const std::string family = aitune::lt::variant_family(archive, name);
+      if (family != "onnx" && family != "openvino") std::abort();
+      if (std::find(seen.begin(), seen.end(), name) != seen.end()) std::abort();
+      seen.push_back(name);
+    }
+  }
+  for (const auto& info : aitune::lt::unheld_compilations(archive)) {
+    if (info.unusable.empty()) std::abort();
+  }
+  if (aitune::lt::variants_left_out(archive).size() > 6) std::abort();
   aitune::lt::ConvertedModel converted;
   converted.read_structure(archive);
   const std::size_t leaves = converted.structure ? converted.structure->leaves() : 0;

@@ -155,6 +155,13 @@ TEST_CASE("A converted model under a name of its own is run by its family, and w
                               Catch::Contains("the family 'tensorrt'"));
   CHECK_THAT(left_out[1], Catch::StartsWith("variant 'broken' left out: ") &&
                               Catch::Contains("family is missing"));
+  // Records that cannot be read at all: "onnx" and "openvino" fail with why, each run by the
+  // family of its name, whatever family the unread record gave it (found by fuzz_archive_records).
+  const Pt2Archive unread = read(R"({"schema": 2, "dynamic": [{"/input": "x"}], "variants": {
+      "openvino": {"family": "openvintttto"}}})");
+  REQUIRE_FALSE(unread.records_problem.empty());
+  CHECK(converted_variants(unread, false) == std::vector<std::string>{"onnx", "openvino"});
+  CHECK(aitune::lt::variant_family(unread, "openvino") == "openvino");
   // The export tool's own quantised names join a budgeted tuning only, recorded or not.
   const Pt2Archive failed = read(R"({"schema": 2, "variants": {},
       "failed": {"onnx_int8": "calibration failed", "openvino": "conversion failed"}})");

@@ -26,8 +26,8 @@ inline namespace AITUNE_LT_ABI {
 inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "openvino"};
 
 /// The family of `variant` in `archive`: its record's, usable or not; for a variant the export
-/// tool could not make (failed_variants records no family), the family its name starts with.
-/// Empty where none is known.
+/// tool could not make (failed_variants records no family), or of an archive whose records
+/// cannot be read at all, the family its name starts with. Empty where none is known.
 [[nodiscard]] inline std::string variant_family(const Pt2Archive& archive,
                                                 const std::string& variant) {
   if (const auto found = archive.runtime_variants.find(variant);
@@ -35,10 +35,11 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
     return found->second.family;
   }
   if (const auto found = archive.recorded_families.find(variant);
-      found != archive.recorded_families.end()) {
+      found != archive.recorded_families.end() && archive.records_problem.empty()) {
     return found->second;
   }
-  if (archive.failed_variants.contains(variant) || archive.unusable_variants.contains(variant)) {
+  if (archive.failed_variants.contains(variant) || archive.unusable_variants.contains(variant) ||
+      !archive.records_problem.empty()) {
     // "openvino" before "onnx"? Neither is the other's prefix: the order does not matter.
     for (const std::string_view family : converted_families) {
       if (variant.starts_with(family)) return std::string(family);
@@ -94,13 +95,14 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
 /// candidates fail with it, so the report names them.
 [[nodiscard]] inline std::vector<AotiModelInfo> unheld_compilations(const Pt2Archive& archive) {
   std::vector<AotiModelInfo> unheld;
-  for (const auto& [name, why] : archive.unusable_variants) {
+  for (const auto& unusable : archive.unusable_variants) {
+    const std::string& name = unusable.first;  // not a structured binding: a lambda takes it
     const auto family = archive.recorded_families.find(name);
     const bool held = std::any_of(archive.aoti_models.begin(), archive.aoti_models.end(),
                                   [&](const AotiModelInfo& info) { return info.name == name; });
     if (family != archive.recorded_families.end() && family->second == "aoti" && !held) {
       AotiModelInfo info{name};
-      info.unusable = why;
+      info.unusable = unusable.second;
       unheld.push_back(std::move(info));
     }
   }
