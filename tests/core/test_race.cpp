@@ -45,6 +45,21 @@ LatencyModel noisy(double median_ms) {
 
 const std::vector<double> one{1.0};
 
+/// The report of a tuning of `candidates` on a simulated machine (`seed`; its baseline 5 ms with
+/// noise `baseline_sigma`), with a steady-state final of `final_rounds` rounds (0: none) of 5 timed
+/// calls after 20 ms and 3 calls of settling.
+TuneReport tune_with_final(std::uint64_t seed, double baseline_sigma, int final_rounds,
+                           std::vector<SimulatedBackend> candidates) {
+  SimulatedMachine machine(seed);
+  machine.baseline = LatencyModel{5.0, baseline_sigma};
+  RaceConfig race;
+  race.set_seed(seed).set_steady_final(final_rounds, 20.0, 3, 5);
+  auto strategy =
+      make_sim_strategy(machine, std::move(candidates),
+                        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
+  return strategy.tune(machine, one).report;
+}
+
 RoundSeries series(std::vector<double> values) {
   return RoundSeries{std::move(values)};
 }
@@ -480,18 +495,12 @@ TEST_CASE("The backend faster when called back to back is selected, though anoth
   // threads giving the cores back). In the race's blocks (one discarded call, one timed) Pooled
   // looks slower; a server calling it alone gets 0.9 ms.
   const auto tune_with = [](int final_rounds, std::uint64_t seed) {
-    SimulatedMachine machine(seed);
-    machine.baseline = LatencyModel{5.0, 0.05};
     LatencyModel pooled{0.9, 0.05};
     pooled.switch_penalty = 0.9;
     pooled.switch_decay_ms = 5.0;
-    RaceConfig race;
-    race.set_seed(seed).set_steady_final(final_rounds, 20.0, 3, 5);
-    auto strategy = make_sim_strategy(
-        machine,
-        {SimulatedBackend("Single", LatencyModel{1.2, 0.05}), SimulatedBackend("Pooled", pooled)},
-        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
-    return strategy.tune(machine, one).report;
+    return tune_with_final(
+        seed, 0.05, final_rounds,
+        {SimulatedBackend("Single", LatencyModel{1.2, 0.05}), SimulatedBackend("Pooled", pooled)});
   };
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     INFO("seed " << seed);
@@ -577,21 +586,15 @@ TEST_CASE("A finalist faster as a server calls it is selected though a burst spo
   int extended = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     INFO("seed " << seed);
-    SimulatedMachine machine(seed);
-    machine.baseline = LatencyModel{5.0, 0.05};
     LatencyModel pooled{0.9, 0.05};
     pooled.switch_penalty = 0.9;
     pooled.switch_decay_ms = 5.0;
     pooled.spike_probability = 0.2;
     pooled.spike_factor_min = 1.5;
     pooled.spike_factor_max = 2.0;
-    RaceConfig race;
-    race.set_seed(seed).set_steady_final(6, 20.0, 3, 5);
-    auto strategy = make_sim_strategy(
-        machine,
-        {SimulatedBackend("Single", LatencyModel{1.2, 0.05}), SimulatedBackend("Pooled", pooled)},
-        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
-    const TuneReport report = strategy.tune(machine, one).report;
+    const TuneReport report = tune_with_final(
+        seed, 0.05, 6,
+        {SimulatedBackend("Single", LatencyModel{1.2, 0.05}), SimulatedBackend("Pooled", pooled)});
     CHECK(report.selected == "Pooled()");
     REQUIRE(report.measurement.steady_final);
     const std::size_t rounds = report.measurement.steady_final->rounds;
@@ -1419,21 +1422,15 @@ TEST_CASE("A finalist faster in most steady-state rounds but not in every one is
                            R"(steady-state final \(([0-9.]+)x)");
   int faster_not_picked = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    SimulatedMachine machine(seed);
-    machine.baseline = LatencyModel{5.0, 0.02};
     LatencyModel spiky{0.93, 0.02};
     spiky.spike_probability = 0.35;
     spiky.spike_factor_min = 1.5;
     spiky.spike_factor_max = 2.0;
     spiky.switch_penalty = 0.5;
     spiky.switch_decay_ms = 5.0;
-    RaceConfig race;
-    race.set_seed(seed).set_steady_final(6, 20.0, 3, 5);
-    auto strategy = make_sim_strategy(
-        machine,
-        {SimulatedBackend("Steady", LatencyModel{1.0, 0.02}), SimulatedBackend("Spiky", spiky)},
-        StrategyConfig{}.set_profiling(ProfilingConfig{}.set_race(race)));
-    const TuneReport report = strategy.tune(machine, one).report;
+    const TuneReport report = tune_with_final(
+        seed, 0.02, 6,
+        {SimulatedBackend("Steady", LatencyModel{1.0, 0.02}), SimulatedBackend("Spiky", spiky)});
     for (const CandidateReport& row : report.candidates) {
       std::smatch found;
       if (!std::regex_search(row.note, found, verdict)) continue;
