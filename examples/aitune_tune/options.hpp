@@ -204,26 +204,7 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-/// The most threads a runtime session may be given: this machine's hardware threads. More only
-/// oversubscribe the cores, and a session makes its threads when it is created, which no stop
-/// can interrupt (ONNX Runtime took over a minute to make 4096 on 2 cores). 4096 where the count
-/// is unknown.
-inline int max_session_threads() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 4096 : static_cast<int>(std::min(cores, 4096U));
-}
-
-/// A runtime session's thread count as text: a whole number from `least` to
-/// max_session_threads(), else nothing.
-inline std::optional<int> thread_count(std::string_view text, int least) {
-  int threads = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
-  if (error != std::errc() || end != text.data() + text.size() || threads < least ||
-      threads > max_session_threads()) {
-    return std::nullopt;
-  }
-  return threads;
-}
+using aitune::lt::max_session_threads;
 
 /// The intra-op threads a --backends runtime name asks for after an @ (onnx@2), or 0 (the
 /// runtime's default) without one (lt::session_threads_of).
@@ -287,7 +268,7 @@ inline std::vector<int> parse_runtime_threads(const std::string& text) {
   }
   std::vector<int> counts;
   for (const std::string_view count : aitune::comma_separated(text)) {
-    const std::optional<int> threads = thread_count(count, 0);
+    const std::optional<int> threads = aitune::lt::session_thread_count(count, 0);
     if (!threads) {
       throw UsageError{fmt::format("--runtime-threads takes sweep or thread counts from 0 (the "
                                    "runtime's default) to {} (this machine's hardware threads), "

@@ -25,6 +25,14 @@ inline namespace AITUNE_LT_ABI {
 /// The families whose runtimes this library runs a converted model on.
 inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "openvino"};
 
+/// The converted family a variant's name starts with ("onnx_int8": "onnx"), or empty.
+[[nodiscard]] inline std::string family_by_name(const std::string& variant) {
+  for (const std::string_view family : converted_families) {
+    if (variant.starts_with(family)) return std::string(family);
+  }
+  return {};
+}
+
 /// The family of `variant` in `archive`: its record's, usable or not; for a variant the export
 /// tool could not make (failed_variants records no family), or of an archive whose records
 /// cannot be read at all, the family its name starts with. Empty where none is known.
@@ -40,10 +48,7 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
   }
   if (archive.failed_variants.contains(variant) || archive.unusable_variants.contains(variant) ||
       !archive.records_problem.empty()) {
-    // "openvino" before "onnx"? Neither is the other's prefix: the order does not matter.
-    for (const std::string_view family : converted_families) {
-      if (variant.starts_with(family)) return std::string(family);
-    }
+    return family_by_name(variant);
   }
   return {};
 }

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -74,7 +75,7 @@ struct SessionName {
   std::vector<SessionName> names;
   for (const std::string& variant : variants) {
     std::string family = variant_family(archive, variant);
-    if (family.empty()) family = variant.starts_with("onnx") ? "onnx" : "openvino";  // not held
+    if (family.empty()) family = family_by_name(variant);  // the export tool's, not held
     if (family == "onnx") {
       names.push_back({variant, variant, family});
       for (const OnnxOptimization level :
@@ -103,22 +104,39 @@ inline void refuse_unbudgeted(const std::string& name, const std::string& quanti
 
 }  // namespace detail
 
+/// The most threads a runtime session may be given: this machine's hardware threads. More only
+/// oversubscribe the cores, and a session makes its threads when it is created, which no stop
+/// can interrupt (ONNX Runtime took over a minute to make 4096 on 2 cores). 4096 where the count
+/// is unknown.
+[[nodiscard]] inline int max_session_threads() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 4096 : static_cast<int>(std::min(cores, 4096U));
+}
+
+/// A runtime session's thread count as text: a whole number from `least` to
+/// max_session_threads(), else nothing.
+[[nodiscard]] inline std::optional<int> session_thread_count(std::string_view text, int least) {
+  int threads = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+  if (error != std::errc() || end != text.data() + text.size() || threads < least ||
+      threads > max_session_threads()) {
+    return std::nullopt;
+  }
+  return threads;
+}
+
 /// The session thread count after the @ of `name` ("onnx@2"), or 0 (the runtime's default)
 /// without one. Throws ConfigError unless it is a whole number from 1 to the hardware threads.
 [[nodiscard]] inline int session_threads_of(const std::string& name) {
   const auto at = name.find('@');
   if (at == std::string::npos) return 0;
-  const unsigned cores = std::thread::hardware_concurrency();
-  const int most = cores == 0 ? 4096 : static_cast<int>(std::min(cores, 4096U));
-  const std::string_view text = std::string_view(name).substr(at + 1);
-  int threads = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
-  if (error != std::errc() || end != text.data() + text.size() || threads < 1 || threads > most) {
+  const std::optional<int> threads = session_thread_count(std::string_view(name).substr(at + 1), 1);
+  if (!threads) {
     throw ConfigError(fmt::format("'{}': after the @ comes the session's thread count, from 1 "
                                   "to {} (this machine's hardware threads)",
-                                  name, most));
+                                  name, max_session_threads()));
   }
-  return threads;
+  return *threads;
 }
 
 /// The names candidate_named takes for `model`. A TorchScript model: eager, frozen, optimized,
