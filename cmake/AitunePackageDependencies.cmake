@@ -35,6 +35,22 @@ macro(aitune_find_core_dependencies)
   endif()
 endmacro()
 
+# Finds hiredis (Debian's libhiredis-dev 0.14 has a pkg-config file, no CMake package) as the
+# imported target PkgConfig::HIREDIS, which aitune::redis links. Sets AITUNE_HAVE_HIREDIS.
+macro(aitune_find_hiredis)
+  if(NOT TARGET PkgConfig::HIREDIS)
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(HIREDIS QUIET IMPORTED_TARGET hiredis>=0.14)
+    endif()
+  endif()
+  if(TARGET PkgConfig::HIREDIS)
+    set(AITUNE_HAVE_HIREDIS TRUE)
+  else()
+    set(AITUNE_HAVE_HIREDIS FALSE)
+  endif()
+endmacro()
+
 # Finds LibTorch and makes `aitune::torch`: aitune::aitune plus LibTorch, with the settings the
 # LibTorch layer needs taken from the LibTorch found, so that a consumer never sets them:
 #   AITUNE_WITH_CUDA  1 when LibTorch was built with CUDA (its `torch_cuda` target exists), so

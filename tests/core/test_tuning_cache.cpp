@@ -359,12 +359,16 @@ TEST_CASE("A store waits for another writer's lock only so long, and a hit never
         "Fast()");
   CHECK(recorder.contains("the decision was not stored in the tuning cache: the lock"));
 
-  // A hit's digest save takes the lock only if it is free at once: it never waits.
+  // A hit's digest save takes the memo's lock only if it is free at once: it never waits.
+  ::close(held);
+  const int memo_held = ::open((path.string() + ".digests.lock").c_str(), O_RDWR | O_CREAT, 0600);
+  REQUIRE(memo_held >= 0);
+  REQUIRE(::flock(memo_held, LOCK_EX) == 0);
   (void)cache.digest_of("/bin/sh", Logger(null_sink()));  // an old file: its digest is kept
   start = std::chrono::steady_clock::now();
   CHECK_FALSE(cache.save_digests(Logger(null_sink())));
   CHECK(std::chrono::steady_clock::now() - start < 200ms);
-  ::close(held);
+  ::close(memo_held);
   CHECK(cache.save_digests(Logger(null_sink())));
   CHECK_FALSE(cache.find(key_b, Logger(null_sink())));
   std::filesystem::remove_all(dir);
@@ -1068,22 +1072,25 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   const auto model = dir / "model.bin";
   write_text(model, "abc");
   const TuningCache cache(dir / "cache.json");
+  // The memo is a local file of its own beside the cache: never shared through a store.
+  const std::filesystem::path memo = cache.path().string() + ".digests";
+  REQUIRE(cache.digest_memo().path() == memo);
   CHECK(cache.digest_of(model) == sha256_hex("abc"));
   cache.store(key_a, report_a);
   // Just written: its next change could keep the same times, so it is not remembered yet.
-  CHECK_FALSE(nlohmann::json::parse(read_text(cache.path()))["file_digests"].contains(
-      std::filesystem::absolute(model).string()));
+  CHECK_FALSE(std::filesystem::exists(memo));
 
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
   CHECK(cache.digest_of(model) == sha256_hex("abc"));
   cache.store(key_a, report_a);
-  auto document = nlohmann::json::parse(read_text(cache.path()));
+  CHECK_FALSE(nlohmann::json::parse(read_text(cache.path())).contains("file_digests"));
+  auto document = nlohmann::json::parse(read_text(memo));
   auto& remembered = document["file_digests"][std::filesystem::absolute(model).string()];
   REQUIRE(remembered["sha256"] == sha256_hex("abc"));
 
   // A later run takes the remembered digest without reading the file: shown by planting one.
   remembered["sha256"] = "planted";
-  write_json_file(cache.path(), document);
+  write_json_file(memo, document);
   const TuningCache later(cache.path());
   CHECK(later.digest_of(model) == "planted");
   // Any rewrite of the file, even to the same size, changes its identity: it is read again.
@@ -1096,8 +1103,8 @@ TEST_CASE("File digests are remembered while a file's identity is unchanged", "[
   CHECK(later.digest_of(model) == sha256_hex("abd"));
   CHECK(later.save_digests());
   CHECK_FALSE(later.save_digests());  // once
-  CHECK(nlohmann::json::parse(read_text(
-            cache.path()))["file_digests"][std::filesystem::absolute(model).string()]["sha256"] ==
+  CHECK(nlohmann::json::parse(
+            read_text(memo))["file_digests"][std::filesystem::absolute(model).string()]["sha256"] ==
         sha256_hex("abd"));
   std::filesystem::remove_all(dir);
 }

@@ -62,7 +62,7 @@ reference_to_store(const std::vector<typename B::output_type>& outputs, const Tu
         log.info(0, fmt::format("tuning cache '{}': the baseline's outputs ({} KiB as text) are "
                                 "over its limit of {} KiB and are not stored; a hit will build "
                                 "the baseline to check its choice",
-                                cache.path().string(), text->size() >> 10,
+                                cache.name(), text->size() >> 10,
                                 cache.max_stored_output_bytes() >> 10));
         return nullptr;
       }
@@ -71,7 +71,7 @@ reference_to_store(const std::vector<typename B::output_type>& outputs, const Tu
               {"outputs", std::move(*text)}};
     } catch (const std::exception& error) {  // the decision is still worth storing
       log.warn(0, fmt::format("tuning cache '{}': the baseline's outputs are not stored: {}",
-                              cache.path().string(), error.what()));
+                              cache.name(), error.what()));
       return nullptr;
     }
   }
@@ -107,7 +107,7 @@ stored_reference(const CachedTuning& hit, const TuningCache& cache,
     } catch (const std::exception& error) {
       log.warn(0, fmt::format("tuning cache '{}': the baseline's outputs stored with this decision "
                               "cannot be read ({}): building the baseline to check the choice",
-                              cache.path().string(), error.what()));
+                              cache.name(), error.what()));
       return {};
     }
   }
@@ -166,20 +166,20 @@ requires std::copy_constructible<B>
     } catch (const std::exception& error) {
       log.warn(0, fmt::format("tuning cache '{}': the entry for this key cannot be read ({}): "
                               "tuning again, and replacing it",
-                              cache.path().string(), error.what()));
+                              cache.name(), error.what()));
     }
     if (earlier) {
       if (const auto why =
               detail::contradiction(*earlier, strategy.config().performance_validation())) {
         log.warn(0, fmt::format("tuning cache '{}': the entry for this key contradicts itself "
                                 "({}): tuning again, and replacing it",
-                                cache.path().string(), *why));
+                                cache.name(), *why));
         earlier.reset();
       }
     }
     if (earlier) {
       earlier->module = module_name;
-      log.info(0, fmt::format("tuning cache '{}': {} was selected on {}", cache.path().string(),
+      log.info(0, fmt::format("tuning cache '{}': {} was selected on {}", cache.name(),
                               earlier->selected, hit->created));
       try {
         // A baseline decision rebuilds the baseline alone: it needs no reference.
@@ -189,21 +189,21 @@ requires std::copy_constructible<B>
         }
         TuneResult<B> result =
             strategy.reuse(model, samples, std::move(*earlier), std::move(reference));
-        result.report.cache_hit->file = cache.path().string();
+        result.report.cache_hit->file = cache.name();
         result.report.cache_hit->created = hit->created;
         if (cache.signs() && !hit->authenticated) {
           try {  // checked against the baseline just now: worth the key's signature
             cache.store(key, hit->report, nullptr, log, hit->created);
           } catch (const std::exception& error) {
             log.warn(0, fmt::format("tuning cache '{}': the checked entry was not signed: {}",
-                                    cache.path().string(), error.what()));
+                                    cache.name(), error.what()));
           }
         }
         (void)cache.save_digests(log);  // the next start-up need not read the model again
         return result;
       } catch (const NoCorrectBackendError& error) {
         log.warn(0, fmt::format("tuning cache '{}': {}; tuning again, and replacing the entry",
-                                cache.path().string(), error.what()));
+                                cache.name(), error.what()));
       }
     }
   }
@@ -220,7 +220,7 @@ requires std::copy_constructible<B>
   if (result.report.every_candidate_failed()) {
     // Perhaps a passing cause (memory taken by another process): do not make it permanent.
     log.warn(0, fmt::format("tuning cache '{}': not stored, since every candidate failed",
-                            cache.path().string()));
+                            cache.name()));
     return result;
   }
   try {
