@@ -43,6 +43,16 @@ macro(aitune_find_hiredis)
     if(PKG_CONFIG_FOUND)
       pkg_check_modules(HIREDIS QUIET IMPORTED_TARGET hiredis>=0.14)
     endif()
+    # Its pkg-config file adds -D_FILE_OFFSET_BITS=64, a no-op on 64-bit Linux that a
+    # precompiled header refuses (built without it): dropped there.
+    if(TARGET PkgConfig::HIREDIS AND CMAKE_SIZEOF_VOID_P EQUAL 8)
+      get_target_property(_aitune_hiredis_options PkgConfig::HIREDIS INTERFACE_COMPILE_OPTIONS)
+      if(_aitune_hiredis_options)
+        list(REMOVE_ITEM _aitune_hiredis_options "-D_FILE_OFFSET_BITS=64")
+        set_target_properties(PkgConfig::HIREDIS PROPERTIES
+                              INTERFACE_COMPILE_OPTIONS "${_aitune_hiredis_options}")
+      endif()
+    endif()
   endif()
   if(TARGET PkgConfig::HIREDIS)
     set(AITUNE_HAVE_HIREDIS TRUE)

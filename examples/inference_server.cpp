@@ -3,7 +3,9 @@
 // inference-server: what an inference engine does at start-up with aitune. It loads a model,
 // takes the backend from the tuning cache (or tunes on a miss, and stores the decision), then
 // serves requests from several threads through the TunedModule and prints latency percentiles.
-// A restart, or another machine of the same kind sharing the cache file, skips the tuning.
+// A restart, or another machine of the same kind sharing the cache (a file, or a Redis:
+// --cache redis://ADDRESS:PORT/DB, its password in the file AITUNE_REDIS_PASSWORD_FILE names,
+// with --cache-local FILE in front of it), skips the tuning.
 // With --background it serves the baseline at once and switches to the tuned backend when a
 // tuning on a thread of its own ends (lt::BackgroundTunedModule).
 //
@@ -13,12 +15,16 @@
 // and the resident memory after that warm-up and at the end is printed. A request that fails or
 // differs is counted, and the exit code is then 1.
 //
-//   inference-server MODEL.pt|MODEL.pt2 --input SHAPE [--input SHAPE ...] --cache FILE
-//                    [--threads N] [--requests N] [--time-budget S] [--background]
+//   inference-server MODEL.pt|MODEL.pt2 --input SHAPE [--input SHAPE ...]
+//                    --cache FILE|redis://ADDRESS:PORT/DB [--cache-local FILE] [--threads N]
+//                    [--requests N] [--time-budget S] [--background]
 //                    [--family aoti|onnx|openvino] [--check-every N] [--warm-up N]
 //
 // Exit codes: 0 served, 2 usage error, 1 any other failure.
 #include <aitune/torch.hpp>
+#if AITUNE_TUNE_WITH_REDIS
+#include <aitune/redis.hpp>  // link aitune::redis
+#endif
 
 #include <fmt/format.h>
 
@@ -41,7 +47,8 @@ namespace {
 struct Options {
   std::filesystem::path model;
   std::vector<aitune::lt::InputSpec> inputs;
-  std::filesystem::path cache;
+  std::string cache;                  ///< a file, or redis://ADDRESS:PORT/DB
+  std::filesystem::path cache_local;  ///< a file in front of a Redis cache (none: empty)
   int threads = 4;
   int requests = 50;  ///< per thread
   double time_budget_s = aitune::default_time_budget_ms / 1000.0;
@@ -84,6 +91,8 @@ Options parse_arguments(int argc, char** argv) {
       }
     } else if (arg == "--cache") {
       options.cache = value();
+    } else if (arg == "--cache-local") {
+      options.cache_local = value();
     } else if (arg == "--threads") {
       options.threads = positive_int(arg, value());
     } else if (arg == "--requests") {
@@ -110,7 +119,10 @@ Options parse_arguments(int argc, char** argv) {
     }
   }
   if (options.model.empty() || options.inputs.empty() || options.cache.empty()) {
-    throw UsageError{"give MODEL, at least one --input SHAPE and --cache FILE"};
+    throw UsageError{"give MODEL, at least one --input SHAPE and --cache FILE|redis://..."};
+  }
+  if (!options.cache_local.empty() && !options.cache.starts_with("redis://")) {
+    throw UsageError{"--cache-local goes in front of a Redis cache: give --cache redis://..."};
   }
   if (!options.family.empty() && options.background) {
     throw UsageError{"--family serves one family's winner: it takes no --background"};
@@ -152,6 +164,19 @@ double resident_mib() noexcept {
   }
 }
 
+/// The store --cache names: a file, or a Redis (the password from the environment), with
+/// --cache-local in front of it. A Redis that is down at start is a warning, and a tuning here.
+std::unique_ptr<aitune::CacheStore> cache_store(const Options& options) {
+#if AITUNE_TUNE_WITH_REDIS
+  return aitune::redis::open_cache_store(options.cache, options.cache_local);
+#else
+  if (options.cache.starts_with("redis://")) {
+    throw UsageError{"this inference-server was built without hiredis (libhiredis-dev)"};
+  }
+  return std::make_unique<aitune::FileStore>(options.cache);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,7 +191,7 @@ int main(int argc, char** argv) {
     // Start-up: the model, a sample of the traffic, and the decision (cached, or tuned now).
     const lt::Model model = lt::load_model(options.model);
     const std::vector<lt::Sample> samples{lt::make_random_sample(options.inputs, model.device)};
-    const TuningCache cache(options.cache);
+    const TuningCache cache(cache_store(options));
     const auto config =
         StrategyConfig{}
             .set_profiling(ProfilingConfig{}.set_time_budget_ms(options.time_budget_s * 1000.0))
@@ -304,7 +329,8 @@ int main(int argc, char** argv) {
   } catch (const UsageError& error) {
     fmt::print(stderr,
                "inference-server: {}\nusage: inference-server MODEL --input SHAPE "
-               "[--input SHAPE ...] --cache FILE [--threads N] [--requests N] "
+               "[--input SHAPE ...] --cache FILE|redis://ADDRESS:PORT/DB [--cache-local FILE] "
+               "[--threads N] [--requests N] "
                "[--time-budget S] [--background] [--family aoti|onnx|openvino] "
                "[--check-every N] [--warm-up N]\n",
                error.message);

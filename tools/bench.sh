@@ -38,6 +38,9 @@
 #                             padding to 256, per runtime (ONNX Runtime, OpenVINO, AOTInductor;
 #                             eager PyTorch for reference), in shuffled interleaved rounds
 #                             (tools/bench_shapes.py; no C++ target; about 35 min on 2 cores, exports included)
+#   tools/bench.sh fleet-start 8 aitune-tune processes started at once, each served its pick from
+#                             a warm Redis against each from a warm local file (SqueezeNet 1.1),
+#                             in alternating rounds (tools/bench_fleet_start.py; about 5 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -55,7 +58,8 @@ case "$which" in
   peers) targets=(aitune-tune aitune-bench-alone) ;;
   int8-cost) targets=(aitune-tune) ;;
   shapes) targets=() ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|int8-cost|shapes" >&2
+  fleet-start) targets=(aitune-tune) ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|int8-cost|shapes|fleet-start" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -149,6 +153,10 @@ case "$which" in
       mobilenet_v3_small
     bash tests/support/check_load.sh build/ci/examples/inference-server \
       "$models/serving/mobilenet_v3_small.pt2" "$out/load" 8 2000 --input 1x3x224x224 ;;
+  fleet-start)
+    make_models squeezenet1_1
+    .venv/bin/python tools/bench_fleet_start.py --tune "$out/../examples/aitune-tune" \
+      --model "$models/squeezenet1_1.pt" --processes 8 --rounds 7 --json "$out/fleet_start.json" ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \

@@ -11,6 +11,8 @@ packages=(
   g++ cmake ninja-build git clang-format  # toolchain
   libfmt-dev nlohmann-json3-dev catch2     # core dependencies and tests
   libcli11-dev                             # the command-line parser of aitune-tune
+  libhiredis-dev                           # the Redis tuning cache (aitune::redis)
+  redis-server                             # its tests start their own server
   librsvg2-bin                             # rsvg-convert: the tests render the SVG report
   doxygen                                  # the API reference (target docs), checked by a test
   "$@"

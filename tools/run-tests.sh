@@ -64,7 +64,8 @@ for preset in $presets; do
   # fails there rather than skipping (the 1.13 preset builds without them).
   require_runtimes=1
   [ "$preset" = ci-libtorch1.13 ] && require_runtimes=0
-  step "$preset ctest" env AITUNE_REQUIRE_RUNTIMES=$require_runtimes ctest --preset "$preset"
+  step "$preset ctest" env AITUNE_REQUIRE_RUNTIMES=$require_runtimes AITUNE_REQUIRE_REDIS=1 \
+    ctest --preset "$preset"
 done
 if [ "${AITUNE_SANITIZE:-1}" != 0 ]; then
   step "sanitize (address)" tools/sanitize.sh address

@@ -32,11 +32,12 @@ tools/setup-venv.sh
 run_address() {
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)"
   cmake --preset sanitize >/dev/null
-  cmake --build --preset sanitize --target aitune_core_tests aitune_torch_tests aitune-tune
-  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_init_order=1" \
+  cmake --build --preset sanitize --target aitune_core_tests aitune_torch_tests aitune-tune \
+    aitune_redis_tests
+  AITUNE_REQUIRE_REDIS=1 ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_init_order=1" \
   LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/ubsan.supp" \
-    ctest --preset sanitize -L "core|torch|cli" -LE "gpu|runtimes|scenario|tunes" \
+    ctest --preset sanitize -L "core|torch|cli|redis" -LE "gpu|runtimes|scenario|tunes" \
       -E "^gpu-check|^concepts:|^docs:"
 }
 

@@ -83,10 +83,19 @@ struct Options {
   std::optional<std::filesystem::path> json;
   std::optional<std::filesystem::path> report_dir;
   bool raw_samples = false;
-  std::optional<std::filesystem::path> cache;
+  /// A cache file, or a Redis URL (redis://host:port/db).
+  std::optional<std::string> cache;
+  /// A local file in front of a Redis cache (read through, written through).
+  std::optional<std::filesystem::path> cache_local;
   double cache_lock_timeout_s = 10.0;
+  double cache_timeout_s = 0.5;  ///< the bound on one request to a Redis cache
   std::optional<std::filesystem::path> expect;
 };
+
+/// Whether a `--cache` value names a Redis rather than a file.
+[[nodiscard]] inline bool names_redis(const std::string& cache) {
+  return cache.starts_with("redis://");
+}
 
 /// Whether `a` and `b` name the same file: the same inode where both exist, else the same
 /// absolute, normalised path (an output not made yet).
@@ -124,7 +133,9 @@ inline void check_paths_apart(const Options& options) {
   if (options.expect) inputs.emplace_back("--expect", *options.expect);
   std::vector<std::pair<std::string, std::filesystem::path>> outputs;
   if (options.json && !is_stdout(*options.json)) outputs.emplace_back("--json", *options.json);
-  if (options.cache) outputs.emplace_back("--cache", *options.cache);
+  if (options.cache && !names_redis(*options.cache))
+    outputs.emplace_back("--cache", *options.cache);
+  if (options.cache_local) outputs.emplace_back("--cache-local", *options.cache_local);
   if (options.report_dir) {
     for (const char* file : {"report.json", "report.md", "report.svg"})
       outputs.emplace_back(fmt::format("--report-dir's {}", file), *options.report_dir / file);
@@ -304,6 +315,7 @@ inline Options parse_arguments(int argc, char** argv) {
   std::string json;
   std::string report_dir;
   std::string cache;
+  std::string cache_local;
   std::string expect;
   int samples = 0;
   std::string lengths;
@@ -512,10 +524,23 @@ inline Options parse_arguments(int argc, char** argv) {
       ->group(output_group);
   app.add_option(
          "--cache", cache,
-         wrapped("a tuning cache: reuse the decision stored for this model, inputs, machine, "
-                 "candidates and settings (rebuilt and checked, not measured), or tune and store "
-                 "it"))
+         wrapped("a tuning cache, a file or a Redis shared by a fleet: reuse the decision "
+                 "stored for this model, inputs, machine, candidates and settings (rebuilt and "
+                 "checked, not measured), or tune and store it"))
+      ->type_name("FILE|redis://ADDRESS:PORT/DB")
+      ->group(output_group);
+  app.add_option("--cache-local", cache_local,
+                 wrapped("with a Redis --cache: a local file in front of it (read through, "
+                         "written through; it keeps a decision while Redis is down, and pushes "
+                         "it at the next start)"))
       ->type_name("FILE")
+      ->group(output_group);
+  app.add_option("--cache-timeout", options.cache_timeout_s,
+                 wrapped("with a Redis --cache: wait at most S seconds for each request, then "
+                         "go on without it (a warning; default 0.5). The password comes from "
+                         "the file named by AITUNE_REDIS_PASSWORD_FILE, or AITUNE_REDIS_PASSWORD"))
+      ->type_name("S")
+      ->check(seconds_validator)
       ->group(output_group);
   app.add_option("--cache-lock-timeout", options.cache_lock_timeout_s,
                  wrapped("wait at most S seconds for another process storing in the cache, "
@@ -543,7 +568,8 @@ inline Options parse_arguments(int argc, char** argv) {
   // An option given an empty value is a mistake (an unset shell variable), not "off".
   for (const auto& [name, value] :
        {std::pair{"--json", &json}, std::pair{"--report-dir", &report_dir},
-        std::pair{"--cache", &cache}, std::pair{"--expect", &expect}}) {
+        std::pair{"--cache", &cache}, std::pair{"--cache-local", &cache_local},
+        std::pair{"--expect", &expect}}) {
     if (app.count(name) > 0 && value->empty()) {
       throw UsageError{fmt::format("{} was given an empty path", name)};
     }
@@ -557,7 +583,13 @@ inline Options parse_arguments(int argc, char** argv) {
   }
   if (!json.empty()) options.json = std::filesystem::path(json);
   if (!report_dir.empty()) options.report_dir = std::filesystem::path(report_dir);
-  if (!cache.empty()) options.cache = std::filesystem::path(cache);
+  if (!cache.empty()) options.cache = cache;
+  if (!cache_local.empty()) {
+    if (!names_redis(cache)) {
+      throw UsageError{"--cache-local goes in front of a Redis cache: give --cache redis://..."};
+    }
+    options.cache_local = std::filesystem::path(cache_local);
+  }
   if (!expect.empty()) options.expect = std::filesystem::path(expect);
   if (app.count("--samples") > 0) options.samples = samples;
   options.lengths = parse_lengths(lengths);

@@ -7,6 +7,9 @@
 #include "options.hpp"
 #include "output.hpp"
 #include <aitune/torch.hpp>
+#if AITUNE_TUNE_WITH_REDIS
+#include <aitune/redis.hpp>
+#endif
 
 #include <ATen/Parallel.h>
 
@@ -111,7 +114,25 @@ inline double worst_error_ratio(const aitune::OutputCheck& check) {
   return worst;
 }
 
+/// The store `--cache` names: a file, or a Redis (with `--cache-local` in front of it).
+inline std::unique_ptr<aitune::CacheStore> cache_store(const Options& options) {
+  const auto timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::llround(options.cache_timeout_s * 1000.0)));
+#if AITUNE_TUNE_WITH_REDIS
+  return aitune::redis::open_cache_store(*options.cache, options.cache_local.value_or(""),
+                                         std::max(timeout, std::chrono::milliseconds(1)));
+#else
+  (void)timeout;
+  if (names_redis(*options.cache)) {
+    throw aitune::ConfigError("this aitune-tune was built without hiredis: a Redis cache needs it "
+                              "(Debian: libhiredis-dev, then build again)");
+  }
+  return std::make_unique<aitune::FileStore>(*options.cache);
+#endif
+}
+
 /// --expect: the tuned module's outputs for `sample` against `expected` (read from `file`), with
+
 /// the selected backend's tolerance; prints the verdict.
 inline aitune::OutputCheck check_expected_outputs(const aitune::lt::TunedModule& tuned,
                                                   const aitune::lt::Sample& sample,
@@ -321,7 +342,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
           .set_module_name(options.model.stem().string());
   std::optional<TuningCache> cache;
   if (options.cache) {
-    cache.emplace(*options.cache);
+    cache.emplace(cache_store(options));
     cache->set_stop_token(stop);
     cache->set_lock_timeout(std::chrono::milliseconds(
         static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));

@@ -5,6 +5,9 @@
 # the same model under another name hits too; the model with one weight changed (saved by
 # PYTHON's torch), another input shape or candidate set misses; a truncated cache is one warning, kept aside, and a correct tuning; two processes
 # storing at once keep both entries; the report folder's SVG renders (when RSVG_CONVERT given).
+# Through a Redis of its own (password from a file): a miss then a hit in another process; a
+# local file in front fills from it and serves while Redis is dead; a dead or hung (SIGSTOP)
+# Redis alone is one warning and a tuning here, exit 0.
 set -u
 tune=$1 model=$2 python=$3 dir=$4 rsvg=${5:-}
 rm -rf "$dir" && mkdir -p "$dir"
@@ -92,6 +95,38 @@ wait "$first_pid" || failed "together_a failed"
 wait "$second_pid" || failed "together_b failed"
 entries=$(grep -c '"created"' "$cache")
 [ "$entries" -eq 2 ] || failed "two processes at once left $entries entries, expected 2"
+
+# A Redis shared by a fleet: the same decisions, another process's hit.
+. "$(dirname "$0")/redis_server.sh"
+if ! redis_missing; then
+  printf 'check-cache-redis-password' >"$dir/redis_password" && chmod 600 "$dir/redis_password"
+  export AITUNE_REDIS_PASSWORD_FILE="$dir/redis_password"
+  start_redis "$dir/redis" "requirepass $(cat "$dir/redis_password")" || failed "no redis-server"
+  cache="redis://127.0.0.1:$REDIS_PORT/0"
+  run redis_first "$model" --input 1x3x96x96
+  hit redis_first && failed "redis_first: a hit in an empty Redis"
+  run redis_second "$model" --input 1x3x96x96
+  hit redis_second || failed "redis_second: no hit from Redis"
+  [ "$(selected redis_first)" = "$(selected redis_second)" ] || failed "redis: another selection"
+  # Another machine with a local file in front: filled from Redis, then serving alone.
+  run redis_local "$model" --input 1x3x96x96 --cache-local "$dir/local.json"
+  hit redis_local || failed "redis_local: no hit"
+  grep -q '"created"' "$dir/local.json" || failed "redis_local: the local file was not filled"
+  stop_redis
+  run redis_dead_local "$model" --input 1x3x96x96 --cache-local "$dir/local.json"
+  hit redis_dead_local || failed "redis_dead_local: the local file did not serve"
+  run redis_dead "$model" --input 1x3x96x96
+  hit redis_dead && failed "redis_dead: a hit from a dead Redis"
+  [ "$(grep -c WARNING "$dir/redis_dead.txt")" -eq 1 ] || failed "redis_dead: not one warning"
+  # Hung: each request gives up at --cache-timeout; the tuning goes on here.
+  start_redis "$dir/redis" "requirepass $(cat "$dir/redis_password")" || failed "no redis-server"
+  cache="redis://127.0.0.1:$REDIS_PORT/0"
+  kill -STOP "$REDIS_PID"
+  run redis_hung "$model" --input 1x3x96x96 --cache-timeout 0.3
+  grep -q "no answer within 300 ms" "$dir/redis_hung.txt" || failed "redis_hung: no timeout said"
+  stop_redis
+  cache="$dir/cache.json"
+fi
 
 for file in report.json report.md report.svg; do
   [ -s "$dir/report/$file" ] || failed "--report-dir wrote no $file"

@@ -9,7 +9,8 @@
 # A nested cache (D2): 150 000 levels of [[...]] are one warning; the run exits 0 with its
 # report, the file is moved aside and replaced, and no temporary file is left. A lock held by
 # another writer (D4) is waited for --cache-lock-timeout, then one warning and exit 0; a SIGINT
-# while it waits ends the wait at once (exit 130, the report written, nothing stored).
+# while it waits ends the wait at once (exit 130, the report written, nothing stored). The
+# forgery again, written into a Redis of its own: rejected where it is used.
 set -u
 tune=$1 model=$2 python=$3 dir=$4
 rm -rf "$dir" && mkdir -p "$dir"
@@ -17,16 +18,9 @@ fail=0
 failed() { echo "FAIL: $*"; fail=1; }
 selected() { grep -E '^selected: ' "$1" | tail -n 1; }
 
-for keyed in no yes; do
-  cache="$dir/cache_$keyed.json"
-  if [ "$keyed" = yes ]; then
-    printf 'the key of check_cache_trust.sh.' >"$dir/key" && chmod 600 "$dir/key"
-    export AITUNE_CACHE_KEY_FILE="$dir/key"
-  fi
-  "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
-    --cache "$cache" >"$dir/first_$keyed.txt" 2>&1 || failed "first ($keyed key): exit $?"
-  selected "$dir/first_$keyed.txt" | grep -q Perturbed && failed "first: the canary was selected"
-  "$python" - "$cache" <<'PY' || failed "the forgery failed ($keyed key)"
+# forge CACHE_FILE: its one entry made to select the canary, consistent, with forged outputs.
+forge() {
+  "$python" - "$1" <<'PY'
 import base64, hashlib, json, sys
 path = sys.argv[1]
 with open(path) as file:
@@ -51,17 +45,48 @@ entry["reference"] = {"samples_digest": entry.get("reference", {}).get("samples_
 with open(path, "w") as file:
     json.dump(cache, file)
 PY
+}
+# tune_forged NAME CACHE LOG: the run after a forgery rejects the forged choice by its check.
+tune_forged() {
   "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
-    --cache "$cache" >"$dir/forged_$keyed.txt" 2>&1 || failed "forged ($keyed key): exit $?"
-  echo "--- forged ($keyed key): $(selected "$dir/forged_$keyed.txt")"
-  grep -q "cannot be reused: incorrect" "$dir/forged_$keyed.txt" ||
-    failed "forged ($keyed key): the forged choice was not rejected by its check"
-  selected "$dir/forged_$keyed.txt" | grep -q Perturbed &&
-    failed "forged ($keyed key): the canary was selected"
-  grep -q "from the tuning cache" "$dir/forged_$keyed.txt" &&
-    failed "forged ($keyed key): served as a cache hit"
+    --cache "$2" >"$3" 2>&1 || failed "forged ($1): exit $?"
+  echo "--- forged ($1): $(selected "$3")"
+  grep -q "cannot be reused: incorrect" "$3" ||
+    failed "forged ($1): the forged choice was not rejected by its check"
+  selected "$3" | grep -q Perturbed && failed "forged ($1): the canary was selected"
+  grep -q "from the tuning cache" "$3" && failed "forged ($1): served as a cache hit"
+}
+
+for keyed in no yes; do
+  cache="$dir/cache_$keyed.json"
+  if [ "$keyed" = yes ]; then
+    printf 'the key of check_cache_trust.sh.' >"$dir/key" && chmod 600 "$dir/key"
+    export AITUNE_CACHE_KEY_FILE="$dir/key"
+  fi
+  "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
+    --cache "$cache" >"$dir/first_$keyed.txt" 2>&1 || failed "first ($keyed key): exit $?"
+  selected "$dir/first_$keyed.txt" | grep -q Perturbed && failed "first: the canary was selected"
+  forge "$cache" || failed "the forgery failed ($keyed key)"
+  tune_forged "$keyed key" "$cache" "$dir/forged_$keyed.txt"
 done
 unset AITUNE_CACHE_KEY_FILE
+
+# The same forgery written into a Redis the fleet shares: checked where it is used, rejected.
+. "$(dirname "$0")/redis_server.sh"
+if ! redis_missing; then
+  start_redis "$dir/redis" || failed "no redis-server"
+  url="redis://127.0.0.1:$REDIS_PORT/0"
+  "$tune" "$model" --input 1x3x64x64 --time-budget 4 --backends frozen,perturbed \
+    --cache "$url" >"$dir/first_redis.txt" 2>&1 || failed "first (redis): exit $?"
+  entry_key=$(redis-cli -p "$REDIS_PORT" --scan --pattern 'aitune:v2:entry:*')
+  printf '{"entries": {"x": %s}}' "$(redis-cli -p "$REDIS_PORT" --raw GET "$entry_key")" \
+    >"$dir/redis_entry.json"
+  forge "$dir/redis_entry.json" || failed "the forgery failed (redis)"
+  "$python" -c 'import json, sys; print(json.dumps(*json.load(open(sys.argv[1]))["entries"].values()))' \
+    "$dir/redis_entry.json" | redis-cli -p "$REDIS_PORT" -x SET "$entry_key" >/dev/null
+  tune_forged "redis" "$url" "$dir/forged_redis.txt"
+  stop_redis
+fi
 
 deep="$dir/deep.json"
 "$python" -c "import sys; n = 150000; sys.stdout.write('{\"schema_version\": 2, \"entries\": {\"a\": ' + '[' * n + ']' * n + '}}')" >"$deep"

@@ -218,7 +218,9 @@ class RedisStore final : public CacheStore {
       throw Error(fmt::format("the entry takes {} KiB, over the {} MiB an entry may take",
                               text.size() >> 10, max_stored_entry_bytes >> 20));
     }
-    checked_reply(request({"SET", entry_key(id), text}, log), "SET");
+    const Reply stored = request({"SET", entry_key(id), text}, log);
+    if (!stored) return false;  // down: said once by request, not again for each put
+    checked_reply(stored, "SET");
     const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();

@@ -81,7 +81,8 @@ class CacheStore {
   /// Files `entry` under `id`, replacing what was there; keeps at most `max_entries`, dropping
   /// the oldest by their `created` (ISO 8601 text) and never `id`. Throws aitune::Error when it
   /// is not stored; returns false, with a warning, when the store is not ours to change (a
-  /// read-only file, one of a newer schema).
+  /// read-only file, one of a newer schema), and false when it is unreachable (said once, at
+  /// the fault).
   virtual bool put(const std::string& id, const nlohmann::json& entry, std::size_t max_entries,
                    const Logger& log) const = 0;
 

@@ -76,16 +76,21 @@ class TieredStore final : public CacheStore {
     } catch (const std::exception& error) {
       local_failure = error.what();
     }
+    std::string shared_failure;
     try {
-      kept = shared_->put(id, entry, max_entries, log) || kept;
+      if (shared_->put(id, entry, max_entries, log)) return true;
+      shared_failure = "it is unreachable";  // warned by the store, at the fault
     } catch (const std::exception& error) {
-      if (!local_failure.empty()) {
-        throw Error(fmt::format("neither store kept it (local: {}; shared: {})", local_failure,
-                                error.what()));
-      }
-      log.warn(0, fmt::format("tuning cache '{}': the decision is kept in '{}' and goes to the "
-                              "shared store at the next start: {}",
-                              shared_->name(), local_->name(), error.what()));
+      shared_failure = error.what();
+    }
+    if (!local_failure.empty()) {
+      throw Error(fmt::format("neither store kept it (local: {}; shared: {})", local_failure,
+                              shared_failure));
+    }
+    if (kept) {
+      log.info(0, fmt::format("tuning cache '{}': the decision is kept in '{}' and goes to the "
+                              "shared store at the next start ({})",
+                              shared_->name(), local_->name(), shared_failure));
     }
     return kept;
   }
