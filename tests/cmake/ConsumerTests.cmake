@@ -67,6 +67,14 @@ if(NOT AITUNE_TEST_LIBTORCH_ONLY)
                                    "-DCMAKE_PREFIX_PATH=${install_prefix}"
                            FIXTURES aitune_install_tree)
 
+  if(TARGET aitune::redis)
+    aitune_add_consumer_test("find_package with COMPONENTS redis (install tree)"
+                             DIR find-package-redis-install-tree PROGRAM consumer_redis
+                             OPTIONS "-DAITUNE_CONSUME=find_package" "-DAITUNE_CONSUME_REDIS=ON"
+                                     "-DCMAKE_PREFIX_PATH=${install_prefix}"
+                             FIXTURES aitune_install_tree)
+  endif()
+
   aitune_add_consumer_test("add_subdirectory" DIR add-subdirectory
                            OPTIONS "-DAITUNE_CONSUME=add_subdirectory"
                                    "-DAITUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

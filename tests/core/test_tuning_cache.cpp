@@ -1241,3 +1241,21 @@ TEST_CASE("The machine's reduced-precision instruction sets tell apart CPUs of o
   }));
   CHECK_THAT(describe_cpu(), Catch::StartsWith(cpu_model_name() + " ("));
 }
+
+TEST_CASE("A file lease is held by one store object at a time, until it is released", "[cache]") {
+  using namespace std::chrono_literals;
+  const auto dir = fresh_folder("file_lease");
+  const Logger log(null_sink());
+  const FileStore first(dir / "cache.json");
+  const FileStore second(dir / "cache.json");
+  const std::string id = TuningCache::entry_id(key_a);
+  const auto lease = first.try_lease(id, 1s, log);
+  REQUIRE(lease);
+  CHECK_FALSE(second.try_lease(id, 1s, log));
+  CHECK(second.try_lease(TuningCache::entry_id(key_b), 1s, log));  // another id is free
+  CHECK(first.renew(*lease, 1s, log));
+  first.release(*lease, log);
+  CHECK_FALSE(first.renew(*lease, 1s, log));
+  CHECK(second.try_lease(id, 1s, log));
+  std::filesystem::remove_all(dir);
+}

@@ -166,6 +166,14 @@ TEST_CASE("What Redis hands back is untrusted: forged, truncated and oversized e
   REQUIRE(fresh_reader.find(key_a, log));
   CHECK_FALSE(fresh_reader.find(key_a, log)->authenticated);
 
+  // Someone's key of another type under the entry's name: a miss, said once.
+  REQUIRE(server.command({"DEL", entry_key(key_a)}) == "1");
+  REQUIRE(server.command({"LPUSH", entry_key(key_a), "x"}) == "1");
+  SinkRecorder wrong_type;
+  CHECK_FALSE(TuningCache(store_at(server)).find(key_a, Logger(wrong_type.sink())));
+  CHECK(wrong_type.contains("refused a look-up: WRONGTYPE"));
+  REQUIRE(server.command({"DEL", entry_key(key_a)}) == "1");
+
   // Truncated, not JSON, too deep, too large: refused, each a miss.
   const std::string text = edited.dump();
   for (const std::string& bad :
@@ -247,7 +255,7 @@ TEST_CASE("A Redis killed and restarted mid-run is a miss meanwhile, and used ag
   CHECK(cache.find(key_a, log));
 }
 
-TEST_CASE("A wrong password is one warning and a miss; an ACL user with its password works",
+TEST_CASE("A wrong password is one warning and a miss, and an ACL user with its password works",
           "[redis]") {
   AITUNE_REQUIRE_REDIS_SERVER();
   const RedisServer server({"--requirepass", "right-password", "--user", "tuner", "on",
@@ -268,7 +276,7 @@ TEST_CASE("A wrong password is one warning and a miss; an ACL user with its pass
   CHECK(user.name().find("redis://tuner@127.0.0.1:") == 0);
 }
 
-TEST_CASE("A full Redis refuses a put with its own words; look-ups go on", "[redis]") {
+TEST_CASE("A full Redis refuses a put with its own words, and look-ups go on", "[redis]") {
   AITUNE_REQUIRE_REDIS_SERVER();
   const RedisServer server({"--maxmemory", "1mb", "--maxmemory-policy", "noeviction"});
   SinkRecorder recorder;
@@ -333,24 +341,6 @@ TEST_CASE("A lease goes to one holder at a time, and lapses when its holder stop
   CHECK(first->wait_for(id, 5s, log, 20ms));
   storer.join();
   CHECK_FALSE(first->wait_for(TuningCache::entry_id(key_b), 100ms, log, 20ms));
-}
-
-TEST_CASE("A file lease is held by one store object at a time, until it is released",
-          "[redis][file]") {
-  const auto dir = fresh_folder("file_lease");
-  const Logger log(null_sink());
-  const FileStore first(dir / "cache.json");
-  const FileStore second(dir / "cache.json");
-  const std::string id = TuningCache::entry_id(key_a);
-  const auto lease = first.try_lease(id, 1s, log);
-  REQUIRE(lease);
-  CHECK_FALSE(second.try_lease(id, 1s, log));
-  CHECK(second.try_lease(TuningCache::entry_id(key_b), 1s, log));  // another id is free
-  CHECK(first.renew(*lease, 1s, log));
-  first.release(*lease, log);
-  CHECK_FALSE(first.renew(*lease, 1s, log));
-  CHECK(second.try_lease(id, 1s, log));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("A local file in front of Redis keeps a decision while Redis is down, and pushes it",

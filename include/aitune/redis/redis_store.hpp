@@ -195,6 +195,12 @@ class RedisStore final : public CacheStore {
     // GETRANGE bounds what an honest server sends: one byte over the limit says "too large".
     const Reply reply =
         request({"GETRANGE", entry_key(id), "0", std::to_string(max_stored_entry_bytes)}, log);
+    if (reply && reply->type == REDIS_REPLY_ERROR && !warned_.exchange(true)) {
+      // Not a fault of the connection (WRONGTYPE: someone's key of another type; NOPERM: the
+      // ACL user may not read it): a miss, said once.
+      log.warn(0, fmt::format("tuning cache '{}' refused a look-up: {}", name(),
+                              std::string_view(reply->str, reply->len).substr(0, 200)));
+    }
     if (!reply || reply->type != REDIS_REPLY_STRING || reply->len == 0) return std::nullopt;
     std::string why;
     std::optional<nlohmann::json> entry =
