@@ -218,8 +218,8 @@ TEST_CASE("A hung Redis (SIGSTOP) holds a look-up and a put no longer than the t
   cache.store(key_a, report_a, nullptr, log);  // connected
   server.pause();
   const auto hung = time_of([&] { CHECK_FALSE(cache.find(key_a, log)); });
-  CHECK(hung >= 250ms);
-  CHECK(hung < 800ms);
+  CHECK(hung >= 200ms);  // it waited for the answer (less its margin: socket_limit)
+  CHECK(hung < 600ms);   // docs/cache.md has the figures of an idle machine
   CHECK(recorder.contains("no answer within 300 ms"));
   // Down for retry_after: no more waits, one warning.
   const auto after = time_of([&] {
@@ -232,7 +232,7 @@ TEST_CASE("A hung Redis (SIGSTOP) holds a look-up and a put no longer than the t
   // select does not answer; still bounded.
   const TuningCache fresh(store_at(server, 300ms));
   const auto connecting = time_of([&] { CHECK_FALSE(fresh.find(key_a, log)); });
-  CHECK(connecting < 800ms);
+  CHECK(connecting < 600ms);
   server.resume();
 }
 
