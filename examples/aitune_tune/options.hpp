@@ -89,6 +89,7 @@ struct Options {
   std::optional<std::filesystem::path> cache_local;
   double cache_lock_timeout_s = 10.0;
   double cache_timeout_s = 0.5;  ///< the bound on one request to a Redis cache
+  double cache_wait_s = 300.0;   ///< how long to wait for another process tuning the same key
   std::optional<std::filesystem::path> expect;
 };
 
@@ -201,6 +202,10 @@ CLI::Validator number_validator(Accepts accepts, std::string what) {
 /// --time-budget: a positive number of seconds, at most 10^6.
 inline const CLI::Validator seconds_validator = number_validator(
     [](double s) { return s > 0.0 && s <= 1e6; }, "a positive number of seconds (at most 1e6)");
+
+/// --cache-wait: seconds, 0 (never wait) to 1e6.
+inline const CLI::Validator wait_seconds_validator = number_validator(
+    [](double s) { return s >= 0.0 && s <= 1e6; }, "a number of seconds from 0 to 1e6");
 
 /// --switch-warmup-ms: milliseconds from 0 to 1000 (RaceConfig::set_switch_warmup_ms's range).
 inline const CLI::Validator milliseconds_validator = number_validator(
@@ -541,6 +546,13 @@ inline Options parse_arguments(int argc, char** argv) {
                          "the file named by AITUNE_REDIS_PASSWORD_FILE, or AITUNE_REDIS_PASSWORD"))
       ->type_name("S")
       ->check(seconds_validator)
+      ->group(output_group);
+  app.add_option("--cache-wait", options.cache_wait_s,
+                 wrapped("when another process is tuning the same key (it holds the key's "
+                         "lease), wait at most S seconds for its decision, then tune here too "
+                         "(default 300; 0: never wait)"))
+      ->type_name("S")
+      ->check(wait_seconds_validator)
       ->group(output_group);
   app.add_option("--cache-lock-timeout", options.cache_lock_timeout_s,
                  wrapped("wait at most S seconds for another process storing in the cache, "

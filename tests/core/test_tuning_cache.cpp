@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -1257,5 +1258,111 @@ TEST_CASE("A file lease is held by one store object at a time, until it is relea
   first.release(*lease, log);
   CHECK_FALSE(first.renew(*lease, 1s, log));
   CHECK(second.try_lease(id, 1s, log));
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// The report of a tuning of key_a on the fake backends, as its leader would store it.
+nlohmann::json leaders_report(const std::filesystem::path& dir) {
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("Fast", 2.0), FakeBackend("Slow", 20.0)});
+  const TuningCache scratch(dir / "leader_scratch.json");
+  (void)tune_with_cache(strategy, scratch, key_a, model, one_sample(), "net");
+  return scratch.find(key_a)->report;
+}
+
+/// A follower's tuning of key_a through `cache`, on a thread of its own: its result, how long
+/// it took, and what it said.
+struct FollowerRun {
+  std::optional<TuneResult<FakeBackend>> result;
+  std::chrono::steady_clock::duration took{};
+  SinkRecorder said;
+  std::thread thread;
+
+  explicit FollowerRun(const TuningCache& cache) {
+    thread = std::thread([this, &cache] {
+      FakeModel model;
+      auto strategy =
+          make_strategy(model, {FakeBackend("Fast", 2.0), FakeBackend("Slow", 20.0)}, {}, &said);
+      const auto start = std::chrono::steady_clock::now();
+      result.emplace(tune_with_cache(strategy, cache, key_a, model, one_sample(), "net"));
+      took = std::chrono::steady_clock::now() - start;
+    });
+  }
+  void join() { thread.join(); }
+};
+
+}  // namespace
+
+TEST_CASE("A miss while another process tunes the key waits for its decision, and reuses it",
+          "[cache][single-flight]") {
+  using namespace std::chrono_literals;
+  const auto dir = fresh_folder("single_flight");
+  const nlohmann::json report = leaders_report(dir);
+  const FileStore leader(dir / "cache.json");  // another process's: an open file of its own
+  const std::string id = TuningCache::entry_id(key_a);
+
+  SECTION("its decision arrives: reused, nothing measured") {
+    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
+    REQUIRE(lease);
+    TuningCache follower(dir / "cache.json");
+    follower.set_leader_wait(5s);
+    FollowerRun run(follower);
+    std::this_thread::sleep_for(300ms);
+    TuningCache(dir / "cache.json").store(key_a, report);
+    leader.release(*lease, Logger(null_sink()));
+    run.join();
+    REQUIRE(run.result->report.cache_hit);
+    CHECK(run.result->report.selected == "Fast()");
+    CHECK(run.took >= 250ms);
+    CHECK(run.said.contains("another process is tuning this key: waiting up to 5 s"));
+  }
+  SECTION("its holder stops without one: the lease is taken over, and the key tuned here") {
+    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
+    REQUIRE(lease);
+    TuningCache follower(dir / "cache.json");
+    follower.set_leader_wait(10s);
+    FollowerRun run(follower);
+    std::this_thread::sleep_for(300ms);
+    leader.release(*lease, Logger(null_sink()));
+    run.join();
+    CHECK_FALSE(run.result->report.cache_hit);
+    CHECK(run.took < 5s);
+    CHECK(run.said.contains("stopped without a decision: tuning here"));
+    CHECK(TuningCache(dir / "cache.json").find(key_a));  // stored by the new leader
+    // whose lease was released on its way out
+    CHECK(leader.try_lease(id, 30s, Logger(null_sink())));
+  }
+  SECTION("no decision within the wait: it tunes too, saying so") {
+    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
+    REQUIRE(lease);
+    TuningCache follower(dir / "cache.json");
+    follower.set_leader_wait(400ms);
+    FollowerRun run(follower);
+    run.join();
+    CHECK_FALSE(run.result->report.cache_hit);
+    CHECK(run.took >= 400ms);
+    CHECK(run.took < 5s);
+    CHECK(run.said.contains("no decision from the process tuning this key within"));
+  }
+  SECTION("a wait of zero never waits") {
+    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
+    REQUIRE(lease);
+    TuningCache follower(dir / "cache.json");
+    follower.set_leader_wait(0ms);
+    FollowerRun run(follower);
+    run.join();
+    CHECK_FALSE(run.said.contains("waiting up to"));
+    CHECK(run.took < 1s);
+  }
+  SECTION("the lease is released after a tuning, whichever way it ends") {
+    TuningCache cache(dir / "cache.json");
+    FollowerRun run(cache);
+    run.join();
+    CHECK(leader.try_lease(id, 30s, Logger(null_sink())));
+    CHECK_THROWS_AS(cache.set_lease_ttl(100ms), ConfigError);
+    CHECK_THROWS_AS(cache.set_leader_wait(-1ms), ConfigError);
+  }
   std::filesystem::remove_all(dir);
 }

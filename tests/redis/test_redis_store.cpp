@@ -398,3 +398,33 @@ TEST_CASE("A copy of a Redis cache has a connection of its own, for another thre
   CHECK(std::count(clients.begin(), clients.end(), '\n') ==
         3);  // the cache's, the copy's, and this command's own
 }
+
+TEST_CASE("A tuner's lease is renewed while it tunes, and a killed tuner's lapses for another",
+          "[redis][single-flight]") {
+  AITUNE_REQUIRE_REDIS_SERVER();
+  const RedisServer server;
+  const Logger log(null_sink());
+  const auto tuner = store_at(server);
+  const auto other = store_at(server);
+  const std::string id = TuningCache::entry_id(key_a);
+  {
+    const detail::HeldLease held(*tuner, tuner->try_lease(id, 300ms, log), 300ms, log);
+    REQUIRE(held.held());
+    std::this_thread::sleep_for(1s);  // three times its time to live: renewed meanwhile
+    CHECK_FALSE(other->try_lease(id, 300ms, log));
+  }
+  // Released on the way out; now a tuner that is killed (never renews, never releases).
+  REQUIRE(other->try_lease(id, 300ms, log));
+  TuningCache follower(store_at(server));
+  follower.set_leader_wait(10s).set_lease_ttl(300ms);
+  SinkRecorder said;
+  FakeModel model;
+  auto strategy = make_strategy(model, {FakeBackend("Fast", 2.0)}, {}, &said);
+  const auto took = time_of([&] {
+    CHECK(tune_with_cache(strategy, follower, key_a, model, one_sample(), "net").report.selected ==
+          "Fast()");
+  });
+  CHECK(took < 2s);  // the lease's lapse, not the wait's 10 s
+  CHECK(said.contains("stopped without a decision: tuning here"));
+  CHECK(TuningCache(store_at(server)).find(key_a, log));
+}

@@ -189,7 +189,8 @@ class RedisStore final : public CacheStore {
 
   [[nodiscard]] const RedisOptions& options() const noexcept { return options_; }
 
-  [[nodiscard]] bool reachable() const override { return !down(); }
+  /// Whether its last request was answered, and it takes leases.
+  [[nodiscard]] bool reachable() const override { return !down() && !leases_refused_.load(); }
 
   [[nodiscard]] std::optional<nlohmann::json> get(const std::string& id,
                                                   const Logger& log) const override {
@@ -243,6 +244,14 @@ class RedisStore final : public CacheStore {
     const Reply reply = request({"SET", lease_key(id), lease.token, "NX", "PX",
                                  std::to_string(std::max<std::int64_t>(ttl.count(), 1))},
                                 log);
+    if (reply && reply->type == REDIS_REPLY_ERROR) {
+      // A full Redis (OOM) or an ACL user without SET: no one can lease; a miss tunes at once.
+      leases_refused_ = true;
+      if (!warned_.exchange(true)) {
+        log.warn(0, fmt::format("tuning cache '{}' refused a lease: {}", name(),
+                                std::string_view(reply->str, reply->len).substr(0, 200)));
+      }
+    }
     if (!reply || reply->type != REDIS_REPLY_STATUS) return std::nullopt;  // nil: held
     return lease;
   }
@@ -466,6 +475,7 @@ class RedisStore final : public CacheStore {
   mutable std::unique_ptr<redisContext, FreeContext> context_;
   mutable std::atomic<Clock::rep> down_until_{0};
   mutable std::atomic<bool> warned_{false};
+  mutable std::atomic<bool> leases_refused_{false};
 };
 
 /// The store a `--cache` argument names: a RedisStore for `redis://...` (the password from the

@@ -16,6 +16,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/cache/reuse.hpp"
+#include "aitune/core/cache/single_flight.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/detail/cache/sha256.hpp"
@@ -146,8 +147,67 @@ stored_reference(const CachedTuning& hit, const TuningCache& cache,
 
 }  // namespace detail
 
+namespace detail {
+
+/// The tuning `hit` holds, rebuilt and checked; none when its entry cannot be read, contradicts
+/// itself or its choice fails the check now (each a warning: the caller tunes).
+template <Backend B, Timer T>
+requires std::copy_constructible<B>
+[[nodiscard]] std::optional<TuneResult<B>>
+reuse_hit(MinLatencyStrategy<B, T>& strategy, const TuningCache& cache, const nlohmann::json& key,
+          const CachedTuning& hit, const typename B::model_type& model,
+          std::span<const typename B::sample_type> samples, const std::string& module_name,
+          const Logger& log) {
+  std::optional<TuneReport> earlier;
+  try {
+    earlier = report_from_json(hit.report);
+  } catch (const std::exception& error) {
+    log.warn(0, fmt::format("tuning cache '{}': the entry for this key cannot be read ({}): "
+                            "tuning again, and replacing it",
+                            cache.name(), error.what()));
+    return std::nullopt;
+  }
+  if (const auto why = contradiction(*earlier, strategy.config().performance_validation())) {
+    log.warn(0, fmt::format("tuning cache '{}': the entry for this key contradicts itself "
+                            "({}): tuning again, and replacing it",
+                            cache.name(), *why));
+    return std::nullopt;
+  }
+  earlier->module = module_name;
+  log.info(0, fmt::format("tuning cache '{}': {} was selected on {}", cache.name(),
+                          earlier->selected, hit.created));
+  try {
+    // A baseline decision rebuilds the baseline alone: it needs no reference.
+    std::vector<typename B::output_type> reference;
+    if (!earlier->baseline_selected) reference = stored_reference<B>(hit, cache, samples, log);
+    TuneResult<B> result =
+        strategy.reuse(model, samples, std::move(*earlier), std::move(reference));
+    result.report.cache_hit->file = cache.name();
+    result.report.cache_hit->created = hit.created;
+    if (cache.signs() && !hit.authenticated) {
+      try {  // checked against the baseline just now: worth the key's signature
+        cache.store(key, hit.report, nullptr, log, hit.created);
+      } catch (const std::exception& error) {
+        log.warn(0, fmt::format("tuning cache '{}': the checked entry was not signed: {}",
+                                cache.name(), error.what()));
+      }
+    }
+    (void)cache.save_digests(log);  // the next start-up need not read the model again
+    return result;
+  } catch (const NoCorrectBackendError& error) {
+    log.warn(0, fmt::format("tuning cache '{}': {}; tuning again, and replacing the entry",
+                            cache.name(), error.what()));
+    return std::nullopt;
+  }
+}
+
+}  // namespace detail
+
 /// Tunes `model` with `strategy`, or reuses the decision `cache` holds for `key`. `key` must
 /// cover everything that can change the decision (aitune::lt::tuning_key does, for LibTorch).
+/// On a miss it tunes under a lease on the key (single_flight.hpp): where another process holds
+/// it, this one waits up to TuningCache::leader_wait for that decision (and reuses it), takes
+/// the lease over when its holder stops, or tunes too when the wait runs out.
 /// Cache trouble is never fatal: an unreadable file or entry, or a cached choice that fails its
 /// check now, is a warning and a tuning; a store that fails is a warning. The backend type must
 /// be copyable, so that a failed reuse leaves the candidates for the tuning.
@@ -160,53 +220,20 @@ requires std::copy_constructible<B>
                                             std::string module_name) {
   const Logger log = strategy.config().logger();  // the cache writes through it too
   if (const std::optional<CachedTuning> hit = cache.find(key, log)) {
-    std::optional<TuneReport> earlier;
-    try {
-      earlier = report_from_json(hit->report);
-    } catch (const std::exception& error) {
-      log.warn(0, fmt::format("tuning cache '{}': the entry for this key cannot be read ({}): "
-                              "tuning again, and replacing it",
-                              cache.name(), error.what()));
-    }
-    if (earlier) {
-      if (const auto why =
-              detail::contradiction(*earlier, strategy.config().performance_validation())) {
-        log.warn(0, fmt::format("tuning cache '{}': the entry for this key contradicts itself "
-                                "({}): tuning again, and replacing it",
-                                cache.name(), *why));
-        earlier.reset();
-      }
-    }
-    if (earlier) {
-      earlier->module = module_name;
-      log.info(0, fmt::format("tuning cache '{}': {} was selected on {}", cache.name(),
-                              earlier->selected, hit->created));
-      try {
-        // A baseline decision rebuilds the baseline alone: it needs no reference.
-        std::vector<typename B::output_type> reference;
-        if (!earlier->baseline_selected) {
-          reference = detail::stored_reference<B>(*hit, cache, samples, log);
-        }
-        TuneResult<B> result =
-            strategy.reuse(model, samples, std::move(*earlier), std::move(reference));
-        result.report.cache_hit->file = cache.name();
-        result.report.cache_hit->created = hit->created;
-        if (cache.signs() && !hit->authenticated) {
-          try {  // checked against the baseline just now: worth the key's signature
-            cache.store(key, hit->report, nullptr, log, hit->created);
-          } catch (const std::exception& error) {
-            log.warn(0, fmt::format("tuning cache '{}': the checked entry was not signed: {}",
-                                    cache.name(), error.what()));
-          }
-        }
-        (void)cache.save_digests(log);  // the next start-up need not read the model again
-        return result;
-      } catch (const NoCorrectBackendError& error) {
-        log.warn(0, fmt::format("tuning cache '{}': {}; tuning again, and replacing the entry",
-                                cache.name(), error.what()));
-      }
+    if (auto reused =
+            detail::reuse_hit(strategy, cache, key, *hit, model, samples, module_name, log)) {
+      return std::move(*reused);
     }
   }
+  detail::LeaderWait waited =
+      detail::lease_or_wait(cache, key, log, strategy.config().stop_token());
+  if (waited.hit) {
+    if (auto reused = detail::reuse_hit(strategy, cache, key, *waited.hit, model, samples,
+                                        module_name, log)) {
+      return std::move(*reused);
+    }
+  }
+  const detail::HeldLease lease(cache.store(), std::move(waited.lease), cache.lease_ttl(), log);
   // The baseline's outputs come back with the tuning only to be stored with the decision: the
   // setting is put back on every way out of here, and the outputs are dropped once stored.
   strategy.keep_reference_outputs(reference_codec<B>::available);

@@ -176,11 +176,16 @@ class FileStore final : public CacheStore {
       held_leases_[lease.token] = fd;
       return lease;
     } catch (const std::exception& error) {
+      leases_fail_ = true;  // no one waits for a lease that nobody can take
       warn_once(log, fmt::format("tuning cache '{}': a lease cannot be taken ({})", path_.string(),
                                  error.what()));
       return std::nullopt;
     }
   }
+
+  /// False once a lease could not be taken for a cause other than another holder (the folder
+  /// is read-only): a miss then tunes at once rather than wait for a leader.
+  [[nodiscard]] bool reachable() const override { return !leases_fail_.load(); }
 
   /// True while this store holds `lease`: a file lease lasts until it is released or its holder
   /// exits, whatever the time to live.
@@ -423,6 +428,7 @@ class FileStore final : public CacheStore {
   mutable std::mutex leases_mutex_;
   mutable std::map<std::string, int> held_leases_;  ///< token -> the descriptor holding its lock
   mutable std::atomic<std::uint64_t> lease_count_{0};
+  mutable std::atomic<bool> leases_fail_{false};
 };
 
 }  // namespace aitune

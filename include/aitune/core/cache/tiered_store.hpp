@@ -95,6 +95,9 @@ class TieredStore final : public CacheStore {
     return kept;
   }
 
+  /// Whether the shared store answered its last request (its leases are the ones taken).
+  [[nodiscard]] bool reachable() const override { return shared_->reachable(); }
+
   [[nodiscard]] std::optional<CacheLease> try_lease(const std::string& id,
                                                     std::chrono::milliseconds ttl,
                                                     const Logger& log) const override {

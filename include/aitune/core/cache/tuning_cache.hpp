@@ -61,6 +61,14 @@ namespace aitune {
 /// its 32-byte output can be guessed.
 inline constexpr std::size_t min_cache_key_bytes = 16;
 
+/// How long a process that misses while another tunes the same key waits for that decision by
+/// default, before it tunes too (TuningCache::set_leader_wait).
+inline constexpr std::chrono::milliseconds default_leader_wait{std::chrono::minutes(5)};
+
+/// How long a tuner's lease on a key lives without a renewal by default: a process killed
+/// mid-tuning blocks the others that long at most (TuningCache::set_lease_ttl).
+inline constexpr std::chrono::milliseconds default_lease_ttl{std::chrono::seconds(30)};
+
 /// A decision the cache holds: what it was tuned for, the report (to_json) and when.
 struct CachedTuning {
   nlohmann::json key;
@@ -134,6 +142,7 @@ class TuningCache {
       : store_(other.store_->clone()), memo_(other.memo_),
         max_stored_output_bytes_(other.max_stored_output_bytes_), key_(other.key_),
         lock_timeout_(other.lock_timeout_), max_entries_(other.max_entries_),
+        leader_wait_(other.leader_wait_), lease_ttl_(other.lease_ttl_),
         warned_(other.warned_.load()) {}
   TuningCache& operator=(const TuningCache&) = delete;
 
@@ -176,6 +185,28 @@ class TuningCache {
     return *this;
   }
   [[nodiscard]] std::size_t max_entries() const noexcept { return max_entries_; }
+
+  /// How long a process that misses while another holds the key's lease (tunes it) waits for
+  /// that decision, before it tunes too (default_leader_wait; 0: it never waits). A
+  /// BackgroundTunedModule serves the baseline meanwhile. Set it before the cache is shared.
+  TuningCache& set_leader_wait(std::chrono::milliseconds wait) {
+    if (wait.count() < 0) throw ConfigError("a tuning cache's leader wait cannot be negative");
+    leader_wait_ = wait;
+    return *this;
+  }
+  [[nodiscard]] std::chrono::milliseconds leader_wait() const noexcept { return leader_wait_; }
+
+  /// How long a tuner's lease lives without a renewal (default_lease_ttl, 300 ms at least): the
+  /// tuner renews it every third of that, and a process killed mid-tuning holds the others up
+  /// that long at most. Set it before the cache is shared.
+  TuningCache& set_lease_ttl(std::chrono::milliseconds ttl) {
+    if (ttl < std::chrono::milliseconds(300)) {
+      throw ConfigError("a tuning cache's lease needs 300 ms at least to be renewed in time");
+    }
+    lease_ttl_ = ttl;
+    return *this;
+  }
+  [[nodiscard]] std::chrono::milliseconds lease_ttl() const noexcept { return lease_ttl_; }
 
   /// Whether entries are signed (a key is set).
   [[nodiscard]] bool signs() const noexcept { return !key_.empty(); }
@@ -299,6 +330,8 @@ class TuningCache {
   std::string key_;  ///< signs entries; empty: none. Never logged.
   std::chrono::milliseconds lock_timeout_ = default_cache_lock_timeout;
   std::size_t max_entries_ = default_max_cache_entries;
+  std::chrono::milliseconds leader_wait_ = default_leader_wait;
+  std::chrono::milliseconds lease_ttl_ = default_lease_ttl;
   mutable std::atomic<bool> warned_{false};
 };
 
