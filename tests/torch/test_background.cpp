@@ -1,6 +1,7 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // BackgroundTunedModule: the baseline serves at once, the tuning's choice takes over when it
 // ends; cancelled or failed, the baseline goes on serving.
+#include "support/cache_files.hpp"
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
@@ -167,7 +168,7 @@ TEST_CASE("A background tuning works on its own copy of the cache: the caller's 
   // remove_all crashes (test_tuning_key.cpp).
   const auto file = std::filesystem::temp_directory_path() /
                     ("aitune_background_cache_" + std::to_string(::getpid()) + ".json");
-  std::filesystem::remove(file);
+  testing::remove_cache_files(file);
   Gate gate;
   std::optional<BackgroundTunedModule> module;
   {
@@ -186,6 +187,5 @@ TEST_CASE("A background tuning works on its own copy of the cache: the caller's 
       tuning_key(net.model, net.samples, two_candidates(), gate.config(), reopened);
   CHECK(reopened.find(key, Logger(null_sink())).has_value());  // the decision was stored
   module.reset();
-  std::filesystem::remove(file);
-  std::filesystem::remove(file.string() + ".lock");
+  testing::remove_cache_files(file);
 }

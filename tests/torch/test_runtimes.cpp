@@ -3,6 +3,7 @@
 // tools/export_model.py converts into the .pt2 archive. Where this build lacks a runtime, each
 // test passes saying it was skipped - unless the environment sets AITUNE_REQUIRE_RUNTIMES=1 (CI
 // does), where that is a failure: a run whose runtime tests all skipped must not go green.
+#include "support/cache_files.hpp"
 #include "torch/exported_models.hpp"
 #include "torch/torch_catch.hpp"
 
@@ -581,8 +582,7 @@ TEST_CASE("A range model's tuning is keyed by its parameters, the lengths tuned 
         tune(model.model, other_lengths, {.config = weighted({3.0, 1.0}), .cache = &cache});
     CHECK_FALSE(longer.report().cache_hit);
   }
-  std::remove(path.c_str());
-  std::filesystem::remove(path.string() + ".lock");  // the cache's lock, beside it
+  testing::remove_cache_files(path);
 }
 
 TEST_CASE("A model whose ONNX and OpenVINO conversions failed still tunes with its other "

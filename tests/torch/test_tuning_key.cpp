@@ -1,5 +1,6 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // The tuning cache's key for LibTorch tunings, and the one-call tune() through a cache.
+#include "support/cache_files.hpp"
 #include "torch/test_models.hpp"
 #include "torch/torch_catch.hpp"
 
@@ -169,8 +170,7 @@ TEST_CASE("tune() with a cache tunes once, then rebuilds the same choice without
                                   .config = quick(),
                                   .cache = &cache});
   CHECK_FALSE(third.report().cache_hit);
-  std::filesystem::remove(file);
-  std::filesystem::remove(file.string() + ".lock");
+  testing::remove_cache_files(file);
 }
 
 TEST_CASE("Stored outputs come back as they were, nested, in any dtype", "[cache][outputs]") {
@@ -256,8 +256,7 @@ TEST_CASE("A hit on other sample values checks its choice against the baseline b
       tune(model, same, {.candidates = candidates, .config = config, .cache = &cache});
   REQUIRE(stored.report().cache_hit);
   CHECK(stored.report().cache_hit->stored_reference);
-  std::filesystem::remove(file);
-  std::filesystem::remove(file.string() + ".lock");
+  testing::remove_cache_files(file);
 }
 
 TEST_CASE("A LibTorch user finds the core's names under lt::", "[tune]") {
