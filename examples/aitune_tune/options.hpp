@@ -88,8 +88,9 @@ struct Options {
   /// A local file in front of a Redis cache (read through, written through).
   std::optional<std::filesystem::path> cache_local;
   double cache_lock_timeout_s = 10.0;
-  double cache_timeout_s = 0.5;  ///< the bound on one request to a Redis cache
-  double cache_wait_s = 300.0;   ///< how long to wait for another process tuning the same key
+  double cache_timeout_s = 0.5;     ///< the bound on one request to a Redis cache
+  double cache_wait_s = 300.0;      ///< how long to wait for another process tuning the same key
+  double cache_lease_ttl_s = 30.0;  ///< how long this process's lease lives without a renewal
   std::optional<std::filesystem::path> expect;
 };
 
@@ -206,6 +207,10 @@ inline const CLI::Validator seconds_validator = number_validator(
 /// --cache-wait: seconds, 0 (never wait) to 1e6.
 inline const CLI::Validator wait_seconds_validator = number_validator(
     [](double s) { return s >= 0.0 && s <= 1e6; }, "a number of seconds from 0 to 1e6");
+
+/// --cache-lease-ttl: seconds, 0.3 (TuningCache::set_lease_ttl's least) to 1e6.
+inline const CLI::Validator lease_seconds_validator = number_validator(
+    [](double s) { return s >= 0.3 && s <= 1e6; }, "a number of seconds from 0.3 to 1e6");
 
 /// --switch-warmup-ms: milliseconds from 0 to 1000 (RaceConfig::set_switch_warmup_ms's range).
 inline const CLI::Validator milliseconds_validator = number_validator(
@@ -553,6 +558,13 @@ inline Options parse_arguments(int argc, char** argv) {
                          "(default 300; 0: never wait)"))
       ->type_name("S")
       ->check(wait_seconds_validator)
+      ->group(output_group);
+  app.add_option("--cache-lease-ttl", options.cache_lease_ttl_s,
+                 wrapped("while this process tunes a key, its lease lives S seconds without a "
+                         "renewal (renewed every third of that): a process killed mid-tuning "
+                         "holds the others up that long at most (default 30)"))
+      ->type_name("S")
+      ->check(lease_seconds_validator)
       ->group(output_group);
   app.add_option("--cache-lock-timeout", options.cache_lock_timeout_s,
                  wrapped("wait at most S seconds for another process storing in the cache, "

@@ -348,6 +348,8 @@ inline int run(const Options& options, Environment& environment, std::stop_token
         static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));
     cache->set_leader_wait(std::chrono::milliseconds(
         static_cast<std::int64_t>(std::llround(options.cache_wait_s * 1000.0))));
+    cache->set_lease_ttl(std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::llround(options.cache_lease_ttl_s * 1000.0))));
   }
 
   // Check the inputs once up front: a shape the model cannot take is the user's mistake, and

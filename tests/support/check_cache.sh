@@ -6,9 +6,9 @@
 # PYTHON's torch), another input shape or candidate set misses; a truncated cache is one warning, kept aside, and a correct tuning; two processes
 # storing at once keep both entries; the report folder's SVG renders (when RSVG_CONVERT given).
 # Through a Redis of its own (password from a file): a miss then a hit in another process; a
-# local file in front fills from it and serves while Redis is dead; eight processes started at
-# once tune once and reuse seven times; a dead or hung (SIGSTOP)
-# Redis alone is one warning and a tuning here, exit 0.
+# local file in front fills from it and serves while Redis is dead; a dead or hung (SIGSTOP)
+# Redis alone is one warning and a tuning here, exit 0. (One tuning per key across processes:
+# check_cache_fleet.sh.)
 set -u
 tune=$1 model=$2 python=$3 dir=$4 rsvg=${5:-}
 rm -rf "$dir" && mkdir -p "$dir"
@@ -113,21 +113,6 @@ if ! redis_missing; then
   run redis_local "$model" --input 1x3x96x96 --cache-local "$dir/local.json"
   hit redis_local || failed "redis_local: no hit"
   grep -q '"created"' "$dir/local.json" || failed "redis_local: the local file was not filled"
-  # Eight processes started at once on a cold key: one tunes (the lease's holder), seven wait
-  # for its decision and reuse it, each checked.
-  redis-cli -p "$REDIS_PORT" -a "$(cat "$dir/redis_password")" --no-auth-warning FLUSHALL >/dev/null
-  pids=()
-  for i in 1 2 3 4 5 6 7 8; do
-    run "flight_$i" "$model" --input 1x3x96x96 &
-    pids+=($!)
-  done
-  for pid in "${pids[@]}"; do wait "$pid" || failed "a process of the eight failed"; done
-  tuned=0 reused=0
-  for i in 1 2 3 4 5 6 7 8; do
-    if hit "flight_$i"; then reused=$((reused + 1)); elif measured "flight_$i"; then tuned=$((tuned + 1)); fi
-  done
-  echo "--- eight at once: $tuned tuned, $reused reused"
-  [ "$tuned" -eq 1 ] && [ "$reused" -eq 7 ] || failed "eight at once: $tuned tunings and $reused hits, expected 1 and 7"
   stop_redis
   run redis_dead_local "$model" --input 1x3x96x96 --cache-local "$dir/local.json"
   hit redis_dead_local || failed "redis_dead_local: the local file did not serve"

@@ -42,8 +42,10 @@ class HeldLease {
         (void)wake.wait_for(lock, stop, ttl_ / 3, [] { return false; });
         if (stop.stop_requested()) return;
         if (!store_.renew(*lease_, ttl_, log_)) {
-          log_.warn(0, "tuning cache: the lease on this key was lost (it lapsed, or the store "
-                       "was unreachable): another process may tune it too");
+          log_.warn(0, fmt::format("tuning cache '{}': the lease on this key was lost (it "
+                                   "lapsed, or the store was unreachable): another process may "
+                                   "tune it too",
+                                   store_.name()));
           return;
         }
       }
