@@ -3,7 +3,9 @@
 
 /// @file
 /// SHA-256 (FIPS 180-4), for the tuning cache: a model file's content and a cache key are named by
-/// their digest. Incremental, so a model file of gigabytes is hashed in fixed-size reads.
+/// their digest. Incremental, so a model file of gigabytes is hashed in fixed-size reads. On an
+/// x86-64 CPU with the SHA extensions the blocks go through them (about 6x the portable code: a
+/// fresh machine of a fleet hashes its model once before it can reuse a shared decision).
 
 #include "aitune/core/error.hpp"
 
@@ -19,7 +21,145 @@
 #include <string>
 #include <string_view>
 
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define AITUNE_SHA256_X86 1
+#else
+#define AITUNE_SHA256_X86 0
+#endif
+
 namespace aitune {
+
+namespace detail {
+
+inline constexpr std::array<std::uint32_t, 64> sha256_round_constants{
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+constexpr std::uint32_t sha256_rotate(std::uint32_t x, int n) noexcept {
+  return (x >> n) | (x << (32 - n));
+}
+
+/// Compresses `count` 64-byte blocks at `data` into `state`, in portable code.
+inline void sha256_blocks_portable(std::array<std::uint32_t, 8>& state, const std::uint8_t* data,
+                                   std::size_t count) noexcept {
+  const auto& k = sha256_round_constants;
+  for (; count > 0; --count, data += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t i = 0; i < 16; ++i) {
+      w[i] = (std::uint32_t{data[4 * i]} << 24) | (std::uint32_t{data[4 * i + 1]} << 16) |
+             (std::uint32_t{data[4 * i + 2]} << 8) | std::uint32_t{data[4 * i + 3]};
+    }
+    for (std::size_t i = 16; i < 64; ++i) {
+      const std::uint32_t s0 =
+          sha256_rotate(w[i - 15], 7) ^ sha256_rotate(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 =
+          sha256_rotate(w[i - 2], 17) ^ sha256_rotate(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+    std::uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+    for (std::size_t i = 0; i < 64; ++i) {
+      const std::uint32_t t1 = h +
+                               (sha256_rotate(e, 6) ^ sha256_rotate(e, 11) ^ sha256_rotate(e, 25)) +
+                               ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 = (sha256_rotate(a, 2) ^ sha256_rotate(a, 13) ^ sha256_rotate(a, 22)) +
+                               ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    state[0] += a;
+    state[1] += b;
+    state[2] += c;
+    state[3] += d;
+    state[4] += e;
+    state[5] += f;
+    state[6] += g;
+    state[7] += h;
+  }
+}
+
+#if AITUNE_SHA256_X86
+/// Whether this CPU has the SHA extensions and the SSSE3 and SSE4.1 they are used with here.
+inline bool sha256_has_x86_extensions() noexcept {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+    const bool ssse3 = (c & (1U << 9)) != 0, sse41 = (c & (1U << 19)) != 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+    return ssse3 && sse41 && (b & (1U << 29)) != 0;
+  }();
+  return has;
+}
+
+/// Compresses `count` 64-byte blocks with the SHA extensions. The state lives in two registers
+/// as the instructions take it: ABEF and CDGH (A in the highest lane); each sha256rnds2 runs two
+/// rounds on the low half of a register of message words plus round constants.
+__attribute__((target("sha,ssse3,sse4.1"))) inline void
+sha256_blocks_x86(std::array<std::uint32_t, 8>& state, const std::uint8_t* data,
+                  std::size_t count) noexcept {
+  const __m128i big_endian = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  const __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data()));
+  const __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data() + 4));
+  const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, data += 64) {
+    const __m128i abef_before = abef, cdgh_before = cdgh;
+    __m128i w[4]{};  // NOLINT(*-avoid-c-arrays): the last four groups of four message words
+    for (std::size_t group = 0; group < 16; ++group) {
+      __m128i& words = w[group % 4];
+      if (group < 4) {
+        words = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * group)), big_endian);
+      } else {  // W[t-16] + s0(W[t-15]), + W[t-7], then + s1(W[t-2])
+        const __m128i& previous = w[(group + 3) % 4];
+        words = _mm_sha256msg1_epu32(words, w[(group + 1) % 4]);
+        words = _mm_add_epi32(words, _mm_alignr_epi8(previous, w[(group + 2) % 4], 4));
+        words = _mm_sha256msg2_epu32(words, previous);
+      }
+      const __m128i constants = _mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(sha256_round_constants.data() + 4 * group));
+      const __m128i sum = _mm_add_epi32(words, constants);
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, sum);  // the new ABEF, two rounds on
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(sum, 0x0E));
+      // cdgh holds the pair's first result: after two more rounds, the previous A, B, E, F are
+      // the new C, D, G, H.
+    }
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data()), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data() + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+/// Compresses `count` 64-byte blocks into `state`, with the SHA extensions where the CPU has them.
+inline void sha256_blocks(std::array<std::uint32_t, 8>& state, const std::uint8_t* data,
+                          std::size_t count) noexcept {
+#if AITUNE_SHA256_X86
+  if (sha256_has_x86_extensions()) return sha256_blocks_x86(state, data, count);
+#endif
+  sha256_blocks_portable(state, data, count);
+}
+
+}  // namespace detail
 
 class Sha256 {
  public:
@@ -34,11 +174,13 @@ class Sha256 {
       data += taken;
       size -= taken;
       if (filled_ < block_.size()) return *this;
-      compress(block_.data());
+      detail::sha256_blocks(state_, block_.data(), 1);
       filled_ = 0;
     }
-    for (; size >= block_.size(); data += block_.size(), size -= block_.size())
-      compress(data);  // whole blocks straight from the input
+    const std::size_t whole = size / block_.size();  // straight from the input
+    detail::sha256_blocks(state_, data, whole);
+    data += whole * block_.size();
+    size -= whole * block_.size();
     std::memcpy(block_.data(), data, size);
     filled_ = size;
     return *this;
@@ -77,58 +219,6 @@ class Sha256 {
   }
 
  private:
-  static constexpr std::uint32_t rotate(std::uint32_t x, int n) noexcept {
-    return (x >> n) | (x << (32 - n));
-  }
-
-  void compress(const std::uint8_t* block) {
-    static constexpr std::array<std::uint32_t, 64> k{
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-        0xc67178f2};
-    std::array<std::uint32_t, 64> w{};
-    for (std::size_t i = 0; i < 16; ++i) {
-      w[i] = (std::uint32_t{block[4 * i]} << 24) | (std::uint32_t{block[4 * i + 1]} << 16) |
-             (std::uint32_t{block[4 * i + 2]} << 8) | std::uint32_t{block[4 * i + 3]};
-    }
-    for (std::size_t i = 16; i < 64; ++i) {
-      const std::uint32_t s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const std::uint32_t s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    std::uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-    std::uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-    for (std::size_t i = 0; i < 64; ++i) {
-      const std::uint32_t t1 =
-          h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-      const std::uint32_t t2 =
-          (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      h = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    state_[0] += a;
-    state_[1] += b;
-    state_[2] += c;
-    state_[3] += d;
-    state_[4] += e;
-    state_[5] += f;
-    state_[6] += g;
-    state_[7] += h;
-  }
-
   std::array<std::uint32_t, 8> state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::array<std::uint8_t, 64> block_{};
