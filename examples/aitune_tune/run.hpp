@@ -326,7 +326,7 @@ inline int run(const Options& options, Environment& environment, std::stop_token
         RaceConfig{race}.set_steady_final(*options.steady_final_rounds, race.final_settle_ms(),
                                           race.final_settle_calls(), race.final_timed_calls()));
   }
-  const auto config =
+  auto config =
       StrategyConfig{}
           .enable_performance_validation(validation)
           .set_accuracy_budget(options.accuracy)
@@ -352,30 +352,31 @@ inline int run(const Options& options, Environment& environment, std::stop_token
         static_cast<std::int64_t>(std::llround(options.cache_lease_ttl_s * 1000.0))));
   }
 
-  // Check the inputs once up front: a shape the model cannot take is the user's mistake, and
+  // Check the inputs before a tuning: a shape the model cannot take is the user's mistake, and
   // should not surface as every candidate failing in turn. (An archive of AOTInductor models
-  // only has no baseline to ask: its candidates' builds check the inputs.) A decision the cache
-  // holds was tuned on these very shapes (the key covers them), and its rebuilt choice is
-  // checked on the samples: the probe would only add a baseline build to the hit.
+  // only has no baseline to ask: its candidates' builds check the inputs.) Not before a cache
+  // hit, nor while another process tunes this key: a decision the cache holds was tuned on these
+  // very shapes (the key covers them), and its rebuilt choice is checked on the samples.
   const bool has_baseline = !model.is_exported() || lt::aoti_baseline_of(model) != nullptr ||
                             model.archive->main_program().has_value();
+  if (has_baseline) {
+    config.set_before_tuning([&] {
+      std::string probed = "baseline";
+      try {
+        lt::AnyBackend probe = lt::make_baseline(model);
+        probed = fmt::format("baseline {}", probe.describe());
+        probe.build(model, samples);
+      } catch (const std::exception& error) {
+        // Loading (a weight missing from the archive) and running fail alike here: the cause
+        // says which, and the message blames neither the inputs nor the file.
+        throw Error(fmt::format("model '{}' with the inputs {}: its {} failed to load or run: {}",
+                                options.model.string(), fmt::join(shapes, " "), probed,
+                                lt::summarize_error(error)));
+      }
+    });
+  }
   std::optional<nlohmann::json> key;
   if (cache) key = lt::tuning_key(model, samples, candidates, config, *cache);
-  const bool cached = key && cache->find(*key, log);
-  if (has_baseline && !cached) {
-    std::string probed = "baseline";
-    try {
-      lt::AnyBackend probe = lt::make_baseline(model);
-      probed = fmt::format("baseline {}", probe.describe());
-      probe.build(model, samples);
-    } catch (const std::exception& error) {
-      // Loading (a weight missing from the archive) and running fail alike here: the cause says
-      // which, and the message blames neither the inputs nor the file.
-      throw Error(fmt::format("model '{}' with the inputs {}: its {} failed to load or run: {}",
-                              options.model.string(), fmt::join(shapes, " "), probed,
-                              lt::summarize_error(error)));
-    }
-  }
 
   const lt::TunedModule tuned = lt::tune(model, samples,
                                          {.candidates = std::move(candidates),

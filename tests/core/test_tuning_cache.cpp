@@ -10,12 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <random>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -90,6 +93,29 @@ TEST_CASE("SHA-256 gives the FIPS 180-4 digests, across block boundaries", "[cac
   CHECK(sha256_file(dir / "f") == sha256_hex("abc"));
   CHECK_THROWS_WITH(sha256_file(dir / "missing"), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("SHA-256 through the CPU's SHA extensions compresses as the portable code does",
+          "[cache]") {
+#if AITUNE_SHA256_X86
+  if (!detail::sha256_has_x86_extensions()) {
+    WARN("this CPU has no SHA extensions: only the portable code runs");
+    return;
+  }
+  std::mt19937 random(7);
+  std::vector<std::uint8_t> data(64 * 40);
+  for (auto& byte : data)
+    byte = static_cast<std::uint8_t>(random() & 0xffU);
+  for (const std::size_t blocks : {1U, 2U, 7U, 40U}) {
+    std::array<std::uint32_t, 8> portable{1, 2, 3, 4, 5, 6, 7, 0xffffffffU};
+    std::array<std::uint32_t, 8> extensions = portable;
+    detail::sha256_blocks_portable(portable, data.data(), blocks);
+    detail::sha256_blocks_x86(extensions, data.data(), blocks);
+    CHECK(extensions == portable);
+  }
+#else
+  WARN("not an x86-64 build: only the portable code runs");
+#endif
 }
 
 TEST_CASE("Base64 gives RFC 4648's encodings, round-trips any bytes and refuses bad text",
@@ -1364,5 +1390,37 @@ TEST_CASE("A miss while another process tunes the key waits for its decision, an
     CHECK_THROWS_AS(cache.set_lease_ttl(100ms), ConfigError);
     CHECK_THROWS_AS(cache.set_leader_wait(-1ms), ConfigError);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The caller's check before a tuning runs once on a miss, never on a hit, and its "
+          "exception ends the tuning",
+          "[cache][strategy]") {
+  const auto dir = fresh_folder("before_tuning");
+  TuningCache cache(dir / "cache.json");
+  FakeModel model;
+  const std::vector<FakeBackend> candidates{FakeBackend("Slow", 12.0), FakeBackend("Fast", 2.0)};
+  int checks = 0;
+  const auto counted = StrategyConfig{}.set_before_tuning([&checks] { ++checks; });
+
+  auto miss = make_strategy(model, candidates, counted);
+  CHECK_FALSE(tune_with_cache(miss, cache, key_a, model, one_sample(), "net").report.cache_hit);
+  CHECK(checks == 1);
+  auto hit = make_strategy(model, candidates, counted);
+  CHECK(tune_with_cache(hit, cache, key_a, model, one_sample(), "net").report.cache_hit);
+  CHECK(checks == 1);  // a hit is checked by rebuilding its choice, not by the caller's check
+
+  // Its exception is the tuning's, before the baseline is built; nothing is stored, and the
+  // key's lease is given back (the next process tunes without waiting).
+  const double before = model.clock->now_ms();
+  auto refused = make_strategy(model, candidates, StrategyConfig{}.set_before_tuning([] {
+    throw Error("the inputs do not fit the model");
+  }));
+  CHECK_THROWS_WITH(tune_with_cache(refused, cache, key_b, model, one_sample(), "net"),
+                    "the inputs do not fit the model");
+  CHECK(model.clock->now_ms() == before);
+  CHECK_FALSE(cache.find(key_b));
+  CHECK(cache.store().try_lease(TuningCache::entry_id(key_b), std::chrono::seconds(1),
+                                Logger(null_sink())));
   std::filesystem::remove_all(dir);
 }

@@ -95,6 +95,7 @@ class MinLatencyStrategy {
   [[nodiscard]] TuneResult<B> tune(const model_type& model, std::span<const sample_type> samples,
                                    std::string module_name) {
     const TuneInputs in = begin(model, samples, "tune");
+    if (config_.before_tuning()) config_.before_tuning()();
     TuneReport report = open_report(std::move(module_name), "tuning");
     report.measurement.shapes = detail::shares_of(in.mix);
     if (const auto& budget = config_.accuracy_budget()) {

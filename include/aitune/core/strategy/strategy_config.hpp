@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -116,6 +117,18 @@ class StrategyConfig {
   }
   [[nodiscard]] const ProgressCallback& progress() const noexcept { return progress_; }
 
+  /// Called once when a tuning starts, before the baseline is built, and never when a tuning
+  /// cache's decision is reused instead (nor while this process waits for another's): a caller's
+  /// own check of the model and inputs, whose exception ends the tuning with its message.
+  /// Default: none.
+  StrategyConfig& set_before_tuning(std::function<void()> check) {
+    before_tuning_ = std::move(check);
+    return *this;
+  }
+  [[nodiscard]] const std::function<void()>& before_tuning() const noexcept {
+    return before_tuning_;
+  }
+
   /// The module's name in the report and its lines (default: "model").
   StrategyConfig& set_module_name(std::string name) {
     module_name_ = std::move(name);
@@ -170,6 +183,7 @@ class StrategyConfig {
   MessageSink sink_ = stderr_sink();
   LogLevel log_level_ = LogLevel::info;
   ProgressCallback progress_{};
+  std::function<void()> before_tuning_{};
   std::string module_name_ = "model";
 };
 
