@@ -184,17 +184,18 @@ struct OrtSessionState {
 }  // namespace detail
 #endif
 
-class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
+class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
  public:
-  using model_type = Model;
-  using sample_type = Sample;
-  using output_type = c10::IValue;
+  static constexpr std::string_view family = "onnx";
+  /// In errors (not describe() in a call's: that formats a string, and calls must not).
+  static constexpr const char* runtime_name = "ONNX Runtime";
+  static constexpr const char* cpu_device = "its CPU provider";
 
   /// The ONNX model of the archive `package` (empty: the tuned model's own), with ONNX
   /// Runtime's defaults: every graph optimisation, and as many intra-op threads as ONNX Runtime
   /// picks (its physical cores); but its threads stop spinning after each call
   /// (set_spinning_stop).
-  explicit OnnxRuntime(std::filesystem::path package = {}) : package_(std::move(package)) {}
+  explicit OnnxRuntime(std::filesystem::path package = {}) : RuntimeSession(std::move(package)) {}
 
   /// The ONNX model a model's own `.pt2` archive holds: its "onnx" variant, or another of the
   /// family, such as its int8 quantisation "onnx_int8" (a reduced-precision candidate).
@@ -222,13 +223,6 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
     spinning_stop_ = stop;
     return *this;
   }
-  /// The session's intra-op threads; 0 (the default) lets ONNX Runtime pick.
-  OnnxRuntime& set_threads(int threads) {
-    if (threads < 0) throw ConfigError("ONNX Runtime's thread count cannot be negative");
-    threads_ = threads;
-    return *this;
-  }
-
   /// Whether this build has ONNX Runtime's headers (the library is loaded at build).
   [[nodiscard]] static constexpr bool available() noexcept { return AITUNE_WITH_ONNXRUNTIME != 0; }
 
@@ -259,41 +253,10 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
                        optimization_name(optimization_), threads_,
                        spinning_stop_ ? "spinning-stop" : "spinning", version());
   }
-  /// The archive it loads the model from: the tuning cache's key covers its content.
-  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
-    return package_.empty() ? std::vector<std::filesystem::path>{}
-                            : std::vector<std::filesystem::path>{package_};
-  }
   /// ONNX Runtime fuses and reorders float work: the compiled variants' tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {
-    OutputPolicy policy{Tolerance::for_compute(c10::ScalarType::Float, c10::Device(c10::kCPU))};
-    policy.quantization = variant_.quantization;
-    policy.unknown_structure = unknown_structure_;
-    return policy;
-  }
-  [[nodiscard]] static constexpr bool thread_safe() noexcept {
-    return true;
-  }
-  /// The converted model it runs: every session of it shares its verdict, whatever its threads
-  /// or precision, and so does its quantisation, made from it (aitune::graph_of).
-  [[nodiscard]] std::string graph() const {
-    return "onnx:" + package_.string();
-  }
-  /// The archive's variant it runs ("onnx", "onnx_int8").
-  [[nodiscard]] const std::string& variant() const noexcept {
-    return variant_.name;
-  }
-  /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
-  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
-    return TorchThreadUse::none;
-  }
-  /// Exported for the example inputs' shapes, but on the axes exported as a range where the
-  /// archive's record says it takes the range.
-  [[nodiscard]] static constexpr bool shape_specialised() noexcept {
-    return true;
-  }
-  [[nodiscard]] bool takes_range() const noexcept {
-    return variant_.takes_range;
+    return with_variant(
+        OutputPolicy{Tolerance::for_compute(c10::ScalarType::Float, c10::Device(c10::kCPU))});
   }
 
   /// The level's name in reports and keys.
@@ -310,24 +273,8 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
  private:
   friend class BackendLifecycle<OnnxRuntime>;
 
-  /// In the errors of a call (not describe(): that formats a string, and calls must not).
-  static constexpr const char* runtime_name = "ONNX Runtime";
-
   void do_build(const Model& model, std::span<const Sample> samples) {
-    if (model.archive && !package_.empty() && model.archive->path != package_) {
-      throw Error(fmt::format("{} was made for '{}', but the model is '{}'", describe(),
-                              package_.string(), model.archive->path.string()));
-    }
-    if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, variant_.name, runtime_name, "onnx");
-    converted_.refuse_calibration_inputs(samples);
-    if (!model.device.is_cpu()) {
-      throw Error(fmt::format("ONNX Runtime runs on the CPU here (its CPU provider); the model is "
-                              "tuned on {}",
-                              model.device.str()));
-    }
-    model_inputs_ = input_names_of(model);
-    gate_ = InputGate::of(model, samples, variant_.takes_range, "ONNX Runtime models");
+    read_converted(model, samples);
     open();
   }
 
@@ -400,9 +347,7 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   }
 
   c10::IValue do_infer(const Sample& sample) {
-    // Refused here as a TunedModule would, never left to the runtime (an index out of bounds is
-    // answered, and OpenVINO at one thread hands back the previous request's outputs).
-    gate_.check(sample, [this] { return describe(); });
+    check_call(sample);
 #if AITUNE_WITH_ONNXRUNTIME
     const detail::OrtSessionState& state = *state_;
     const detail::OrtLibrary& ort = *state.ort;
@@ -482,15 +427,8 @@ class OnnxRuntime : public BackendLifecycle<OnnxRuntime> {
   }
 #endif
 
-  std::filesystem::path package_{};
   OnnxOptimization optimization_ = OnnxOptimization::all;
-  int threads_ = 0;
-  VariantChoice variant_{"onnx"};  ///< the archive's model it runs
   bool spinning_stop_ = true;
-  ConvertedModel converted_{};
-  std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
-  InputGate gate_{};                         ///< what a call takes, from build
-  std::string unknown_structure_{};
 #if AITUNE_WITH_ONNXRUNTIME
   std::shared_ptr<const detail::OrtSessionState> state_{};
 #else

@@ -153,17 +153,18 @@ class BorrowedRequest {
 }  // namespace detail
 #endif
 
-class OpenVino : public BackendLifecycle<OpenVino> {
+class OpenVino : public RuntimeSession<OpenVino> {
  public:
-  using model_type = Model;
-  using sample_type = Sample;
-  using output_type = c10::IValue;
+  static constexpr std::string_view family = "openvino";
+  /// In errors (not describe() in a call's: that formats a string, and calls must not).
+  static constexpr const char* runtime_name = "OpenVINO";
+  static constexpr const char* cpu_device = "its CPU device";
 
   /// The OpenVINO IR of the archive `package` (empty: the tuned model's own), computed in
   /// `precision` (OpenVINO's inference-precision hint: fp32, or bf16 where the CPU has it), with
   /// OpenVINO's latency hint and its own thread count. ConfigError for another precision.
   explicit OpenVino(std::filesystem::path package = {}, Precision precision = Precision::fp32)
-      : package_(std::move(package)), precision_(precision) {
+      : RuntimeSession(std::move(package)), precision_(precision) {
     if (precision != Precision::fp32 && precision != Precision::bf16) {
       throw ConfigError(
           fmt::format("OpenVino computes in fp32 or bf16 here, not {}", to_string(precision)));
@@ -178,13 +179,6 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     OpenVino session(archive.path, precision);
     session.variant_ = VariantChoice::of(archive, std::move(variant));
     return session;
-  }
-
-  /// The threads OpenVINO runs one call on; 0 (the default) lets it pick.
-  OpenVino& set_threads(int threads) {
-    if (threads < 0) throw ConfigError("OpenVINO's thread count cannot be negative");
-    threads_ = threads;
-    return *this;
   }
 
   /// The calls that run at once (OpenVINO's streams), each on set_threads() threads (with 0
@@ -206,7 +200,6 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     copies_ = copies;
     return *this;
   }
-  [[nodiscard]] int threads() const noexcept { return threads_; }
   [[nodiscard]] int streams() const noexcept { return streams_; }
   [[nodiscard]] int copies() const noexcept { return copies_; }
 
@@ -257,71 +250,23 @@ class OpenVino : public BackendLifecycle<OpenVino> {
                        variant_.keyed("openvino"), to_string(precision_), threads_, streams_,
                        copies_, version());
   }
-  /// The archive it loads the model from: the tuning cache's key covers its content.
-  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
-    return package_.empty() ? std::vector<std::filesystem::path>{}
-                            : std::vector<std::filesystem::path>{package_};
-  }
-  /// A compiled graph's tolerance; bf16's where it computes in bf16.
+  /// A compiled graph's tolerance; bf16's where it computes in bf16. (Calls run at once up to
+  /// streams(), one with the latency hint, times copies(); more take turns.)
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy{Tolerance::for_precision(precision_)};
     if (precision_ != Precision::fp32) policy.reduced_precision = precision_;
-    policy.quantization = variant_.quantization;
-    policy.unknown_structure = unknown_structure_;
-    return policy;
-  }
-  /// Calls run at once, up to streams() (one with the latency hint) times copies(); more take
-  /// turns.
-  [[nodiscard]] static constexpr bool thread_safe() noexcept {
-    return true;
-  }
-  /// The converted model it runs: every session of it shares its verdict, whatever its threads
-  /// or precision (aitune::graph_of).
-  [[nodiscard]] std::string graph() const {
-    return "openvino:" + package_.string();
-  }
-  /// The archive's variant it runs ("openvino", "openvino_int8").
-  [[nodiscard]] const std::string& variant() const noexcept {
-    return variant_.name;
-  }
-  /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
-  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
-    return TorchThreadUse::none;
-  }
-  /// Converted for the example inputs' shapes, but on the axes exported as a range where the
-  /// archive's record says it takes the range.
-  [[nodiscard]] static constexpr bool shape_specialised() noexcept {
-    return true;
-  }
-  [[nodiscard]] bool takes_range() const noexcept {
-    return variant_.takes_range;
+    return with_variant(policy);
   }
 
  private:
   friend class BackendLifecycle<OpenVino>;
 
-  /// In the errors of a call (not describe(): that formats a string, and calls must not).
-  static constexpr const char* runtime_name = "OpenVINO";
-
   void do_build(const Model& model, std::span<const Sample> samples) {
-    if (model.archive && !package_.empty() && model.archive->path != package_) {
-      throw Error(fmt::format("{} was made for '{}', but the model is '{}'", describe(),
-                              package_.string(), model.archive->path.string()));
-    }
-    if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, variant_.name, runtime_name, "openvino");
-    converted_.refuse_calibration_inputs(samples);
-    if (!model.device.is_cpu()) {
-      throw Error(fmt::format("OpenVINO runs on the CPU here (its CPU device); the model is "
-                              "tuned on {}",
-                              model.device.str()));
-    }
+    read_converted(model, samples);
     if (precision_ == Precision::bf16 && !cpu_has_bf16()) {
       throw Error("OpenVINO's CPU device has no bf16 on this machine (it needs AVX-512 BF16 or "
                   "AMX)");
     }
-    model_inputs_ = input_names_of(model);
-    gate_ = InputGate::of(model, samples, variant_.takes_range, "OpenVINO models");
     open();
   }
 
@@ -370,9 +315,7 @@ class OpenVino : public BackendLifecycle<OpenVino> {
   }
 
   c10::IValue do_infer(const Sample& sample) {
-    // Refused here as a TunedModule would, never left to the runtime (an index out of bounds is
-    // answered, and OpenVINO at one thread hands back the previous request's outputs).
-    gate_.check(sample, [this] { return describe(); });
+    check_call(sample);
 #if AITUNE_WITH_OPENVINO
     detail::OpenVinoState& state = *state_;
     c10::InferenceMode inference_mode;
@@ -430,16 +373,9 @@ class OpenVino : public BackendLifecycle<OpenVino> {
     open();
   }
 
-  std::filesystem::path package_{};
   Precision precision_ = Precision::fp32;
-  int threads_ = 0;
-  VariantChoice variant_{"openvino"};  ///< the archive's model it runs
   int streams_ = 0;
   int copies_ = 1;
-  ConvertedModel converted_{};
-  std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
-  InputGate gate_{};                         ///< what a call takes, from build
-  std::string unknown_structure_{};
   std::shared_ptr<const std::string> weights_{};  ///< the IR's weights, once built
 #if AITUNE_WITH_OPENVINO
   std::shared_ptr<detail::OpenVinoState> state_{};

@@ -6,13 +6,18 @@
 /// `.pt2` archive holds (tools/export_model.py writes it beside the AOTInductor compilations),
 /// the sample's inputs in the order the converted graph takes them, and its flat outputs rebuilt
 /// into the structure the program returns (model/output_structure.hpp), so such a candidate returns
-/// what the baseline returns.
+/// what the baseline returns; and RuntimeSession, the base of such a backend: what it is apart
+/// from its runtime's calls.
 
+#include "aitune/core/backend.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/stored_reference.hpp"
+#include "aitune/torch/check/tolerance.hpp"
+#include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
 
@@ -21,6 +26,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -224,6 +230,102 @@ struct VariantChoice {
   [[nodiscard]] std::string keyed(std::string_view family) const {
     return name == family ? std::string() : ":" + name;
   }
+};
+
+/// The base of a backend that runs one of an archive's converted models on another runtime
+/// (OnnxRuntime, OpenVino): the archive and variant it runs, its thread count, what its build
+/// checks before the runtime sees the model, the gate every call passes first, and the traits
+/// the tuner asks of it. `Derived` names its `family` ("onnx", the archive's family and its
+/// variants' stem), its `runtime_name` ("ONNX Runtime", in errors) and its `cpu_device` ("its
+/// CPU provider"); it opens its session, runs calls and says what it is (describe, key).
+template <class Derived>
+class RuntimeSession : public BackendLifecycle<Derived> {
+ public:
+  using model_type = Model;
+  using sample_type = Sample;
+  using output_type = c10::IValue;
+
+  /// The threads the runtime runs one call on; 0 (the default) lets it pick.
+  Derived& set_threads(int threads) {
+    if (threads < 0) {
+      throw ConfigError(fmt::format("{}'s thread count cannot be negative", Derived::runtime_name));
+    }
+    threads_ = threads;
+    return static_cast<Derived&>(*this);
+  }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+  /// The archive it loads the model from: the tuning cache's key covers its content.
+  [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
+    return package_.empty() ? std::vector<std::filesystem::path>{}
+                            : std::vector<std::filesystem::path>{package_};
+  }
+  /// Calls from several threads run at once (each runtime says how).
+  [[nodiscard]] static constexpr bool thread_safe() noexcept { return true; }
+  /// The converted model it runs: every session of it shares its verdict, whatever its threads
+  /// or precision, and so do the family's other variants of it, made from it
+  /// (aitune::graph_of).
+  [[nodiscard]] std::string graph() const {
+    return std::string(Derived::family) + ":" + package_.string();
+  }
+  /// The archive's variant it runs ("onnx", "onnx_int8").
+  [[nodiscard]] const std::string& variant() const noexcept { return variant_.name; }
+  /// Its calls run on the runtime's own threads (set_threads), not LibTorch's.
+  [[nodiscard]] static constexpr TorchThreadUse torch_thread_use() noexcept {
+    return TorchThreadUse::none;
+  }
+  /// Converted for the example inputs' shapes, but on the axes exported as a range where the
+  /// archive's record says it takes the range.
+  [[nodiscard]] static constexpr bool shape_specialised() noexcept { return true; }
+  [[nodiscard]] bool takes_range() const noexcept { return variant_.takes_range; }
+
+ protected:
+  explicit RuntimeSession(std::filesystem::path package)
+      : package_(std::move(package)), variant_{std::string(Derived::family)} {}
+
+  /// What a build checks before the runtime sees the model: the archive is the one it was made
+  /// for, its variant is there and of the family, no sample is a calibration input, and the
+  /// model is on the CPU; then reads the model's input names and what a call takes.
+  void read_converted(const Model& model, std::span<const Sample> samples) {
+    const auto& self = static_cast<const Derived&>(*this);
+    if (model.archive && !package_.empty() && model.archive->path != package_) {
+      throw Error(fmt::format("{} was made for '{}', but the model is '{}'", self.describe(),
+                              package_.string(), model.archive->path.string()));
+    }
+    if (model.archive) package_ = model.archive->path;
+    converted_ = ConvertedModel::read(model, variant_.name, Derived::runtime_name,
+                                      std::string(Derived::family));
+    converted_.refuse_calibration_inputs(samples);
+    if (!model.device.is_cpu()) {
+      throw Error(fmt::format("{} runs on the CPU here ({}); the model is tuned on {}",
+                              Derived::runtime_name, Derived::cpu_device, model.device.str()));
+    }
+    model_inputs_ = input_names_of(model);
+    gate_ = InputGate::of(model, samples, variant_.takes_range,
+                          fmt::format("{} models", Derived::runtime_name));
+  }
+
+  /// Refuses a sample a call cannot take, as a TunedModule would, never leaving it to the
+  /// runtime (an index out of bounds is answered, and OpenVINO at one thread hands back the
+  /// previous request's outputs).
+  void check_call(const Sample& sample) const {
+    gate_.check(sample, [this] { return static_cast<const Derived&>(*this).describe(); });
+  }
+
+  /// `policy` with what the variant adds: its quantisation, and why outputs come back flat.
+  [[nodiscard]] OutputPolicy with_variant(OutputPolicy policy) const {
+    policy.quantization = variant_.quantization;
+    policy.unknown_structure = unknown_structure_;
+    return policy;
+  }
+
+  std::filesystem::path package_{};
+  int threads_ = 0;
+  VariantChoice variant_;  ///< the archive's model it runs
+  ConvertedModel converted_{};
+  std::vector<std::string> model_inputs_{};  ///< the model's input names (input_names_of)
+  InputGate gate_{};                         ///< what a call takes, from build
+  std::string unknown_structure_{};          ///< why outputs come back flat, once opened
 };
 
 }  // namespace AITUNE_LT_ABI
