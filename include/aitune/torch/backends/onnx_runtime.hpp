@@ -147,17 +147,6 @@ inline ONNXTensorElementDataType onnx_element_type(c10::ScalarType dtype) {
   }
 }
 
-/// The torch dtype of an ONNX element type; nullopt for one torch has not (strings).
-inline std::optional<c10::ScalarType> torch_dtype(ONNXTensorElementDataType type) {
-  for (const auto dtype : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half,
-                           c10::ScalarType::BFloat16, c10::ScalarType::Long, c10::ScalarType::Int,
-                           c10::ScalarType::Short, c10::ScalarType::Char, c10::ScalarType::Byte,
-                           c10::ScalarType::Bool}) {
-    if (onnx_element_type(dtype) == type) return dtype;
-  }
-  return std::nullopt;
-}
-
 /// One ONNX Runtime session and the names of its graph's inputs and outputs. Released with it.
 struct OrtSessionState {
   const OrtLibrary* ort = nullptr;
@@ -186,10 +175,7 @@ struct OrtSessionState {
 
 class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
  public:
-  static constexpr std::string_view family = "onnx";
-  /// In errors (not describe() in a call's: that formats a string, and calls must not).
-  static constexpr const char* runtime_name = "ONNX Runtime";
-  static constexpr const char* cpu_device = "its CPU provider";
+  static constexpr RuntimeFamily family{"onnx", "ONNX Runtime", "its CPU provider"};
 
   /// The ONNX model of the archive `package` (empty: the tuned model's own), with ONNX
   /// Runtime's defaults: every graph optimisation, and as many intra-op threads as ONNX Runtime
@@ -366,7 +352,7 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
       }
     } release{ort.api, &values};
     for (std::size_t i = 0; i < count; ++i) {
-      inputs.push_back(converted_.input(sample, i, runtime_name));
+      inputs.push_back(converted_.input(sample, i, family.runtime));
       const at::Tensor& input = inputs.back();
       const auto type = detail::onnx_element_type(input.scalar_type());
       if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
@@ -414,7 +400,7 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
     ort.check(ort.api->GetDimensionsCount(info, &rank), "an output's shape");
     std::vector<std::int64_t> sizes(rank);
     ort.check(ort.api->GetDimensions(info, sizes.data(), rank), "an output's shape");
-    const auto dtype = detail::torch_dtype(type);
+    const auto dtype = torch_dtype_of(type, detail::onnx_element_type);
     if (!dtype)
       throw Error(fmt::format("ONNX Runtime returned an output of element type {}", +type));
     at::Tensor tensor = at::empty(sizes, at::TensorOptions().dtype(*dtype));

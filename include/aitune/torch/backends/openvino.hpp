@@ -78,17 +78,6 @@ inline ov::element::Type openvino_element_type(c10::ScalarType dtype) {
   }
 }
 
-/// The torch dtype of an OpenVINO element type; nullopt for one torch has not.
-inline std::optional<c10::ScalarType> torch_dtype(const ov::element::Type& type) {
-  for (const auto dtype : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half,
-                           c10::ScalarType::BFloat16, c10::ScalarType::Long, c10::ScalarType::Int,
-                           c10::ScalarType::Short, c10::ScalarType::Char, c10::ScalarType::Byte,
-                           c10::ScalarType::Bool}) {
-    if (openvino_element_type(dtype) == type) return dtype;
-  }
-  return std::nullopt;
-}
-
 /// The compiled copies of a model and their idle infer requests, with the weights they may
 /// point into (OpenVINO reads a model's weights from the tensor it is given, without copying
 /// them). A request runs one call at a time: each call takes an idle one, or a new one when all
@@ -155,10 +144,7 @@ class BorrowedRequest {
 
 class OpenVino : public RuntimeSession<OpenVino> {
  public:
-  static constexpr std::string_view family = "openvino";
-  /// In errors (not describe() in a call's: that formats a string, and calls must not).
-  static constexpr const char* runtime_name = "OpenVINO";
-  static constexpr const char* cpu_device = "its CPU device";
+  static constexpr RuntimeFamily family{"openvino", "OpenVINO", "its CPU device"};
 
   /// The OpenVINO IR of the archive `package` (empty: the tuned model's own), computed in
   /// `precision` (OpenVINO's inference-precision hint: fp32, or bf16 where the CPU has it), with
@@ -338,7 +324,7 @@ class OpenVino : public RuntimeSession<OpenVino> {
     inputs.reserve(state.inputs);
     std::vector<at::Tensor> flat;
     for (std::size_t i = 0; i < state.inputs; ++i) {
-      inputs.push_back(converted_.input(sample, i, runtime_name));
+      inputs.push_back(converted_.input(sample, i, family.runtime));
       const at::Tensor& input = inputs.back();
       const auto type = detail::openvino_element_type(input.scalar_type());
       if (type == ov::element::dynamic) {
@@ -351,7 +337,7 @@ class OpenVino : public RuntimeSession<OpenVino> {
     request.infer();
     for (std::size_t i = 0; i < state.outputs; ++i) {
       const ov::Tensor output = request.get_output_tensor(i);
-      const auto dtype = detail::torch_dtype(output.get_element_type());
+      const auto dtype = torch_dtype_of(output.get_element_type(), detail::openvino_element_type);
       if (!dtype) {
         throw Error(fmt::format("OpenVINO returned an output of type {}",
                                 output.get_element_type().get_type_name()));

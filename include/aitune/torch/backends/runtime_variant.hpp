@@ -196,6 +196,20 @@ struct ConvertedModel {
   }
 };
 
+/// The torch dtype that `to_runtime` (a family's map of torch dtypes to its element types) maps
+/// to `type`; nullopt for one torch has not (ONNX's strings). One map, read both ways.
+template <class RuntimeType, class ToRuntime>
+[[nodiscard]] std::optional<c10::ScalarType> torch_dtype_of(const RuntimeType& type,
+                                                            ToRuntime to_runtime) {
+  for (const auto dtype : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half,
+                           c10::ScalarType::BFloat16, c10::ScalarType::Long, c10::ScalarType::Int,
+                           c10::ScalarType::Short, c10::ScalarType::Char, c10::ScalarType::Byte,
+                           c10::ScalarType::Bool}) {
+    if (to_runtime(dtype) == type) return dtype;
+  }
+  return std::nullopt;
+}
+
 /// Which of an archive's converted models of one family a session runs: the family's own
 /// ("onnx", "openvino") or another variant of it, such as its int8 quantisation ("onnx_int8").
 struct VariantChoice {
@@ -232,12 +246,20 @@ struct VariantChoice {
   }
 };
 
+/// What a runtime family is called: in archives and keys (`name`, "onnx": the family's own variant
+/// and its others' stem), in messages (`runtime`, "ONNX Runtime": a literal, which a call's error
+/// can name without formatting), and the device of its own it runs on (`cpu_device`).
+struct RuntimeFamily {
+  std::string_view name;
+  const char* runtime;
+  const char* cpu_device;
+};
+
 /// The base of a backend that runs one of an archive's converted models on another runtime
 /// (OnnxRuntime, OpenVino): the archive and variant it runs, its thread count, what its build
 /// checks before the runtime sees the model, the gate every call passes first, and the traits
-/// the tuner asks of it. `Derived` names its `family` ("onnx", the archive's family and its
-/// variants' stem), its `runtime_name` ("ONNX Runtime", in errors) and its `cpu_device` ("its
-/// CPU provider"); it opens its session, runs calls and says what it is (describe, key).
+/// the tuner asks of it. `Derived` names its `family` (a RuntimeFamily); it opens its session,
+/// runs calls and says what it is (describe, key).
 template <class Derived>
 class RuntimeSession : public BackendLifecycle<Derived> {
  public:
@@ -248,7 +270,8 @@ class RuntimeSession : public BackendLifecycle<Derived> {
   /// The threads the runtime runs one call on; 0 (the default) lets it pick.
   Derived& set_threads(int threads) {
     if (threads < 0) {
-      throw ConfigError(fmt::format("{}'s thread count cannot be negative", Derived::runtime_name));
+      throw ConfigError(
+          fmt::format("{}'s thread count cannot be negative", Derived::family.runtime));
     }
     threads_ = threads;
     return static_cast<Derived&>(*this);
@@ -266,7 +289,7 @@ class RuntimeSession : public BackendLifecycle<Derived> {
   /// or precision, and so do the family's other variants of it, made from it
   /// (aitune::graph_of).
   [[nodiscard]] std::string graph() const {
-    return std::string(Derived::family) + ":" + package_.string();
+    return std::string(Derived::family.name) + ":" + package_.string();
   }
   /// The archive's variant it runs ("onnx", "onnx_int8").
   [[nodiscard]] const std::string& variant() const noexcept { return variant_.name; }
@@ -281,7 +304,7 @@ class RuntimeSession : public BackendLifecycle<Derived> {
 
  protected:
   explicit RuntimeSession(std::filesystem::path package)
-      : package_(std::move(package)), variant_{std::string(Derived::family)} {}
+      : package_(std::move(package)), variant_{std::string(Derived::family.name)} {}
 
   /// What a build checks before the runtime sees the model: the archive is the one it was made
   /// for, its variant is there and of the family, no sample is a calibration input, and the
@@ -293,16 +316,17 @@ class RuntimeSession : public BackendLifecycle<Derived> {
                               package_.string(), model.archive->path.string()));
     }
     if (model.archive) package_ = model.archive->path;
-    converted_ = ConvertedModel::read(model, variant_.name, Derived::runtime_name,
-                                      std::string(Derived::family));
+    converted_ = ConvertedModel::read(model, variant_.name, Derived::family.runtime,
+                                      std::string(Derived::family.name));
     converted_.refuse_calibration_inputs(samples);
     if (!model.device.is_cpu()) {
       throw Error(fmt::format("{} runs on the CPU here ({}); the model is tuned on {}",
-                              Derived::runtime_name, Derived::cpu_device, model.device.str()));
+                              Derived::family.runtime, Derived::family.cpu_device,
+                              model.device.str()));
     }
     model_inputs_ = input_names_of(model);
     gate_ = InputGate::of(model, samples, variant_.takes_range,
-                          fmt::format("{} models", Derived::runtime_name));
+                          fmt::format("{} models", Derived::family.runtime));
   }
 
   /// Refuses a sample a call cannot take, as a TunedModule would, never leaving it to the
