@@ -38,9 +38,10 @@
 #                             padding to 256, per runtime (ONNX Runtime, OpenVINO, AOTInductor;
 #                             eager PyTorch for reference), in shuffled interleaved rounds
 #                             (tools/bench_shapes.py; no C++ target; about 35 min on 2 cores, exports included)
-#   tools/bench.sh fleet-start 8 aitune-tune processes started at once, each served its pick from
-#                             a warm Redis against each from a warm local file (SqueezeNet 1.1),
-#                             in alternating rounds (tools/bench_fleet_start.py; about 5 min)
+#   tools/bench.sh fleet      1, 4 and 8 aitune-tune processes started at once (each a machine),
+#                             on one Redis against each with its own file, cold and warm:
+#                             time until each has its pick and CPU-seconds in all (ResNet-18,
+#                             MobileNetV3-Small; tools/bench_fleet.py; about 15 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-}"
@@ -58,8 +59,8 @@ case "$which" in
   peers) targets=(aitune-tune aitune-bench-alone) ;;
   int8-cost) targets=(aitune-tune) ;;
   shapes) targets=() ;;
-  fleet-start) targets=(aitune-tune) ;;
-  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|int8-cost|shapes|fleet-start" >&2
+  fleet) targets=(aitune-tune) ;;
+  *) echo "usage: tools/bench.sh selection|ties|models|overhead|trace|memory|serving|load|callers|real|peers|int8-cost|shapes|fleet" >&2
      exit 2 ;;
 esac
 tools/install-deps.sh
@@ -153,10 +154,12 @@ case "$which" in
       mobilenet_v3_small
     bash tests/support/check_load.sh build/ci/examples/inference-server \
       "$models/serving/mobilenet_v3_small.pt2" "$out/load" 8 2000 --input 1x3x224x224 ;;
-  fleet-start)
-    make_models squeezenet1_1
-    .venv/bin/python tools/bench_fleet_start.py --tune "$out/../examples/aitune-tune" \
-      --model "$models/squeezenet1_1.pt" --processes 8 --rounds 7 --json "$out/fleet_start.json" ;;
+  fleet)
+    make_models resnet18 mobilenet_v3_small
+    .venv/bin/python tools/bench_fleet.py --tune "$out/../examples/aitune-tune" \
+      --model "resnet18=$models/resnet18.pt:1x3x224x224" \
+      --model "mobilenet_v3_small=$models/mobilenet_v3_small.pt:1x3x224x224" \
+      --processes 1,4,8 --json "$out/fleet.json" ;;
   trace)
     make_models mobilenet_v3_small squeezenet1_1 resnet18 efficientnet_b0
     for spec in "mobilenet_v3_small eager bf16" "squeezenet1_1 eager optimized" \
