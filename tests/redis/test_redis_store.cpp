@@ -369,13 +369,17 @@ TEST_CASE("A local file in front of Redis keeps a decision while Redis is down, 
     CHECK(recorder.contains("was pushed to it"));
   }
   CHECK(nlohmann::json::parse(server.command({"GET", entry_key(key_a)}))["key"] == key_a);
-  // A shared hit is copied to the local file of another machine.
+  // A shared hit is copied to the local file of another machine, within the cache's entry
+  // limit (set before any put of its own: the copy is the store's first write).
   std::filesystem::remove(dir / "local.json");
+  TuningCache(dir / "local.json").store(key_b, report_a, nullptr, log);
   {
-    const TuningCache other(tiered());
+    TuningCache other(tiered());
+    other.set_max_entries(1);
     CHECK(other.find(key_a, log));
   }
   CHECK(TuningCache(dir / "local.json").find(key_a, log));
+  CHECK_FALSE(TuningCache(dir / "local.json").find(key_b, log));  // beyond the limit
   std::filesystem::remove_all(dir);
 }
 

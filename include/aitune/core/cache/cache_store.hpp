@@ -61,6 +61,9 @@ class CacheStore {
   virtual void set_lock_timeout(std::chrono::milliseconds /*timeout*/) {}
   /// A stop requested on `stop` (Ctrl-C) ends a wait of the store's at once.
   virtual void set_stop_token(std::stop_token /*stop*/) {}
+  /// The entry limit for what a store writes of its own accord (a TieredStore's copy of a
+  /// shared hit, its push at the next start); a put names its own.
+  virtual void set_max_entries(std::size_t /*entries*/) {}
 
   /// The local file this store keeps entries in, if it has one (for a tool to show or remove).
   [[nodiscard]] virtual std::optional<std::string> local_file() const { return std::nullopt; }

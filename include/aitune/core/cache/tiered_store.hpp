@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -38,6 +37,7 @@ class TieredStore final : public CacheStore {
     local_->set_stop_token(stop);
     shared_->set_stop_token(std::move(stop));
   }
+  void set_max_entries(std::size_t entries) override { max_entries_ = entries; }
 
   [[nodiscard]] std::string name() const override {
     return shared_->name() + " (through " + local_->name() + ")";
@@ -55,7 +55,7 @@ class TieredStore final : public CacheStore {
     std::optional<nlohmann::json> entry = shared_->get(id, log);
     if (entry) {
       try {
-        (void)local_->put(id, *entry, max_entries_seen_.load(), log);
+        (void)local_->put(id, *entry, max_entries_, log);
       } catch (const std::exception& error) {
         log.warn(0, fmt::format("tuning cache '{}': a shared decision was not copied to the local "
                                 "file: {}",
@@ -68,7 +68,6 @@ class TieredStore final : public CacheStore {
   /// Throws only when neither store kept the entry.
   bool put(const std::string& id, const nlohmann::json& entry, std::size_t max_entries,
            const Logger& log) const override {
-    max_entries_seen_ = max_entries;
     bool kept = false;
     std::string local_failure;
     try {
@@ -113,7 +112,7 @@ class TieredStore final : public CacheStore {
 
   [[nodiscard]] std::unique_ptr<CacheStore> clone() const override {
     auto copy = std::make_unique<TieredStore>(local_->clone(), shared_->clone());
-    copy->max_entries_seen_ = max_entries_seen_.load();
+    copy->max_entries_ = max_entries_;
     return copy;
   }
 
@@ -131,7 +130,7 @@ class TieredStore final : public CacheStore {
     }
     try {
       if (!shared_->has(id, log) && shared_->reachable()) {
-        if (shared_->put(id, entry, max_entries_seen_.load(), log)) {
+        if (shared_->put(id, entry, max_entries_, log)) {
           log.info(0, fmt::format("tuning cache '{}': the decision kept locally while it was "
                                   "unreachable was pushed to it",
                                   shared_->name()));
@@ -143,7 +142,7 @@ class TieredStore final : public CacheStore {
 
   std::unique_ptr<CacheStore> local_;
   std::unique_ptr<CacheStore> shared_;
-  mutable std::atomic<std::size_t> max_entries_seen_{default_max_cache_entries};
+  std::size_t max_entries_ = default_max_cache_entries;  ///< for its own copies and pushes
   mutable std::mutex checked_mutex_;
   mutable std::set<std::string> checked_ids_;  ///< ids whose push was tried
 };

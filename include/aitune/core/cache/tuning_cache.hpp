@@ -182,6 +182,7 @@ class TuningCache {
   TuningCache& set_max_entries(std::size_t entries) {
     if (entries == 0) throw ConfigError("a tuning cache must keep at least one entry");
     max_entries_ = entries;
+    store_->set_max_entries(entries);
     return *this;
   }
   [[nodiscard]] std::size_t max_entries() const noexcept { return max_entries_; }
