@@ -114,10 +114,14 @@ inline double worst_error_ratio(const aitune::OutputCheck& check) {
   return worst;
 }
 
+/// A command line's seconds as the cache's milliseconds, rounded.
+inline std::chrono::milliseconds milliseconds_of(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000.0)));
+}
+
 /// The store `--cache` names: a file, or a Redis (with `--cache-local` in front of it).
 inline std::unique_ptr<aitune::CacheStore> cache_store(const Options& options) {
-  const auto timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(std::llround(options.cache_timeout_s * 1000.0)));
+  const auto timeout = milliseconds_of(options.cache_timeout_s);
 #if AITUNE_TUNE_WITH_REDIS
   return aitune::redis::open_cache_store(*options.cache, options.cache_local.value_or(""),
                                          std::max(timeout, std::chrono::milliseconds(1)));
@@ -344,12 +348,9 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   if (options.cache) {
     cache.emplace(cache_store(options));
     cache->set_stop_token(stop);
-    cache->set_lock_timeout(std::chrono::milliseconds(
-        static_cast<std::int64_t>(std::llround(options.cache_lock_timeout_s * 1000.0))));
-    cache->set_leader_wait(std::chrono::milliseconds(
-        static_cast<std::int64_t>(std::llround(options.cache_wait_s * 1000.0))));
-    cache->set_lease_ttl(std::chrono::milliseconds(
-        static_cast<std::int64_t>(std::llround(options.cache_lease_ttl_s * 1000.0))));
+    cache->set_lock_timeout(milliseconds_of(options.cache_lock_timeout_s));
+    cache->set_leader_wait(milliseconds_of(options.cache_wait_s));
+    cache->set_lease_ttl(milliseconds_of(options.cache_lease_ttl_s));
   }
 
   // Check the inputs before a tuning: a shape the model cannot take is the user's mistake, and
