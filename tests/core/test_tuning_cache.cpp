@@ -1301,13 +1301,17 @@ nlohmann::json leaders_report(const std::filesystem::path& dir) {
 /// A follower's tuning of key_a through `cache`, on a thread of its own: its result, how long
 /// it took, and what it said.
 struct FollowerRun {
+  TuningCache cache;
   std::optional<TuneResult<FakeBackend>> result;
   std::chrono::steady_clock::duration took{};
   SinkRecorder said;
   std::thread thread;
 
-  explicit FollowerRun(const TuningCache& cache) {
-    thread = std::thread([this, &cache] {
+  /// A process of its own, tuning key_a through the cache file `path`, waiting up to `wait` for
+  /// another process that holds the key's lease.
+  FollowerRun(const std::filesystem::path& path, std::chrono::milliseconds wait) : cache(path) {
+    cache.set_leader_wait(wait);
+    thread = std::thread([this] {
       FakeModel model;
       auto strategy =
           make_strategy(model, {FakeBackend("Fast", 2.0), FakeBackend("Slow", 20.0)}, {}, &said);
@@ -1328,13 +1332,16 @@ TEST_CASE("A miss while another process tunes the key waits for its decision, an
   const nlohmann::json report = leaders_report(dir);
   const FileStore leader(dir / "cache.json");  // another process's: an open file of its own
   const std::string id = TuningCache::entry_id(key_a);
+  // The leader's lease, as another process holds it.
+  const auto take_lease = [&] {
+    std::optional<CacheLease> lease = leader.try_lease(id, 30s, Logger(null_sink()));
+    REQUIRE(lease);
+    return lease;
+  };
 
   SECTION("its decision arrives: reused, nothing measured") {
-    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
-    REQUIRE(lease);
-    TuningCache follower(dir / "cache.json");
-    follower.set_leader_wait(5s);
-    FollowerRun run(follower);
+    const auto lease = take_lease();
+    FollowerRun run(dir / "cache.json", 5s);
     std::this_thread::sleep_for(300ms);
     TuningCache(dir / "cache.json").store(key_a, report);
     leader.release(*lease, Logger(null_sink()));
@@ -1345,11 +1352,8 @@ TEST_CASE("A miss while another process tunes the key waits for its decision, an
     CHECK(run.said.contains("another process is tuning this key: waiting up to 5 s"));
   }
   SECTION("its holder stops without one: the lease is taken over, and the key tuned here") {
-    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
-    REQUIRE(lease);
-    TuningCache follower(dir / "cache.json");
-    follower.set_leader_wait(10s);
-    FollowerRun run(follower);
+    const auto lease = take_lease();
+    FollowerRun run(dir / "cache.json", 10s);
     std::this_thread::sleep_for(300ms);
     leader.release(*lease, Logger(null_sink()));
     run.join();
@@ -1361,11 +1365,8 @@ TEST_CASE("A miss while another process tunes the key waits for its decision, an
     CHECK(leader.try_lease(id, 30s, Logger(null_sink())));
   }
   SECTION("no decision within the wait: it tunes too, saying so") {
-    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
-    REQUIRE(lease);
-    TuningCache follower(dir / "cache.json");
-    follower.set_leader_wait(400ms);
-    FollowerRun run(follower);
+    const auto lease = take_lease();
+    FollowerRun run(dir / "cache.json", 400ms);
     run.join();
     CHECK_FALSE(run.result->report.cache_hit);
     CHECK(run.took >= 400ms);
@@ -1373,22 +1374,18 @@ TEST_CASE("A miss while another process tunes the key waits for its decision, an
     CHECK(run.said.contains("no decision from the process tuning this key within"));
   }
   SECTION("a wait of zero never waits") {
-    const auto lease = leader.try_lease(id, 30s, Logger(null_sink()));
-    REQUIRE(lease);
-    TuningCache follower(dir / "cache.json");
-    follower.set_leader_wait(0ms);
-    FollowerRun run(follower);
+    const auto lease = take_lease();
+    FollowerRun run(dir / "cache.json", 0ms);
     run.join();
     CHECK_FALSE(run.said.contains("waiting up to"));
     CHECK(run.took < 1s);
   }
   SECTION("the lease is released after a tuning, whichever way it ends") {
-    TuningCache cache(dir / "cache.json");
-    FollowerRun run(cache);
+    FollowerRun run(dir / "cache.json", default_leader_wait);
     run.join();
     CHECK(leader.try_lease(id, 30s, Logger(null_sink())));
-    CHECK_THROWS_AS(cache.set_lease_ttl(100ms), ConfigError);
-    CHECK_THROWS_AS(cache.set_leader_wait(-1ms), ConfigError);
+    CHECK_THROWS_AS(run.cache.set_lease_ttl(100ms), ConfigError);
+    CHECK_THROWS_AS(run.cache.set_leader_wait(-1ms), ConfigError);
   }
   std::filesystem::remove_all(dir);
 }
