@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -213,6 +214,9 @@ class PlainBackend : public BackendLifecycle<PlainBackend> {
   static PlainBackend make_baseline(const FakeModel&) { return PlainBackend(0); }
   std::string describe() const { return bias_ == 0 ? "Plain()" : "Biased()"; }
   std::string key() const { return describe(); }
+  BackendIdentity identity() const {
+    return {{"family", std::string("plain")}, {"bias", std::int64_t{bias_}}};
+  }
   void do_build(const FakeModel&, std::span<const int>) {}
   int do_infer(int x) { return x + bias_; }
 
@@ -260,6 +264,41 @@ TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization
   int reference = 3;
   CHECK_FALSE(output_checker<PlainBackend>::check(direct, &reference, 4).passed);
   CHECK(output_checker<PlainBackend>::check(direct, nullptr, 4).passed);
+}
+
+TEST_CASE("A report names each backend's identity beside its key, and reads it back", "[report]") {
+  FakeModel model;
+  MinLatencyStrategy<PlainBackend> strategy(
+      {PlainBackend(1), PlainBackend(0)},
+      StrategyConfig{}
+          .enable_performance_validation(false)
+          .set_sink(null_sink())
+          .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(0, 1))));
+  const std::vector<int> samples{3};
+  const TuneReport report = strategy.tune(model, samples).report;
+  REQUIRE(report.selected == "Plain()");
+  CHECK(report.selected_identity == BackendIdentity{{"family", "plain"}, {"bias", 0}});
+  CHECK(report.candidates[0].identity == BackendIdentity{{"family", "plain"}, {"bias", 1}});
+  CHECK(identity_text(report.selected_identity, "family") == "plain");
+  CHECK(identity_text(report.selected_identity, "bias").empty());  // a count, not a text
+  const nlohmann::json json = to_json(report);
+  CHECK(json["selected_identity"] == nlohmann::json{{"family", "plain"}, {"bias", 0}});
+  CHECK(json["candidates"][0]["identity"]["bias"] == 1);
+  const TuneReport back = report_from_json(json);
+  CHECK(back.selected_identity == report.selected_identity);
+  CHECK(back.candidates[0].identity == report.candidates[0].identity);
+  // A report written before identities were has none; a field that is neither a text nor a
+  // count is refused, by name.
+  nlohmann::json old = json;
+  old.erase("selected_identity");
+  old["candidates"][0].erase("identity");
+  CHECK(report_from_json(old).selected_identity.empty());
+  CHECK(report_from_json(old).candidates[0].identity.empty());
+  nlohmann::json bad = json;
+  bad["selected_identity"]["bias"] = 0.5;
+  CHECK_THROWS_WITH(report_from_json(bad), Catch::Contains("identity field 'bias' is 0.5"));
+  // A backend that says nothing of itself has an empty identity.
+  CHECK(identity_of<MoveOnlyBackend>::of(MoveOnlyBackend()).empty());
 }
 
 TEST_CASE("A backend type without a baseline still tunes, with a warning", "[customization]") {

@@ -22,6 +22,8 @@
 ///   backend is called. By default `backend.after_calls()`, if B has it, else nothing.
 /// - aitune::graph_of<B>: the graph a backend runs, which its variants in other precisions share,
 ///   and with it their verdict. By default `backend.graph()`, if B has it, else its own.
+/// - aitune::identity_of<B>: what a backend's key says, as named fields (BackendIdentity), for
+///   the report. By default `backend.identity()`, if B has it, else none.
 /// - aitune::sample_shape<B>: the shape of a sample, as text: samples of one shape are timed
 ///   together and weighed as one (core/measure/sample_mix.hpp). By default the static member
 ///   `B::shape_of(sample)`, if B has it, else none: every sample of one shape.
@@ -31,6 +33,7 @@
 #include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/precision.hpp"
+#include "aitune/core/report/backend_identity.hpp"
 
 #include <concepts>
 #include <exception>
@@ -175,6 +178,21 @@ struct graph_of {
                     { backend.graph() } -> std::convertible_to<std::string>;
                   }) {
       return backend.graph();
+    } else {
+      return {};
+    }
+  }
+};
+
+/// What `backend` is, as named fields (BackendIdentity): its family, variant, precision, thread
+/// counts, ... By default `backend.identity()`, if B has it, else none (empty).
+template <class B>
+struct identity_of {
+  [[nodiscard]] static BackendIdentity of(const B& backend) {
+    if constexpr (requires {
+                    { backend.identity() } -> std::convertible_to<BackendIdentity>;
+                  }) {
+      return backend.identity();
     } else {
       return {};
     }

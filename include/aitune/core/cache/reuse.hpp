@@ -53,6 +53,8 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
   };
   const auto reused = [&](B backend) {
     earlier.cache_hit = CacheHit{"", "", timer_.now_ms() - in.start_ms};
+    // Named now, by the backend handed back: an entry stored before identities were has none.
+    earlier.selected_identity = guard_.name_of(backend, "the earlier choice").identity;
     log_.info(0, fmt::format("{}: reused {}{}, checked in {:.1f} s", earlier.module,
                              earlier.selected, earlier.baseline_selected ? " (the baseline)" : "",
                              earlier.cache_hit->check_time_ms / 1000.0));
@@ -130,8 +132,7 @@ std::string MinLatencyStrategy<B, T>::graph_refusal_on_reuse(const TuneInputs& i
     const detail::Name name = guard_.name_of(candidates_[i], guard_.position_of(i));
     if (name.failure || name.graph != entry.graph) continue;
     B sibling = take_candidate(i);
-    CandidateReport row{name.description, name.key};
-    row.graph = name.graph;
+    CandidateReport row = name.row();
     log_.info(1, fmt::format("{}: checking the full-precision run of its graph, {}", entry.backend,
                              row.backend));
     const bool passed = build_and_check(in, reference, sibling, row, /*check_now=*/true);

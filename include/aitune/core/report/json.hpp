@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace aitune {
@@ -67,6 +68,19 @@ inline MemoryUse memory_from_json(const nlohmann::json& json) {
                    bytes("device_peak_bytes")};
 }
 
+/// An identity as a JSON object: a text field as a string, a count as a number.
+inline nlohmann::json identity_to_json(const BackendIdentity& identity) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, value] : identity) {
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      json[name] = *text;
+    } else {
+      json[name] = std::get<std::int64_t>(value);
+    }
+  }
+  return json;
+}
+
 inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                                         const ReportJsonOptions& options) {
   nlohmann::json json{
@@ -103,6 +117,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                                                         : nlohmann::json(ms));
   }
   json["note"] = candidate.note;
+  if (!candidate.identity.empty()) json["identity"] = identity_to_json(candidate.identity);
   json["precision"] = candidate.precision ? nlohmann::json(to_string(*candidate.precision))
                                           : nlohmann::json(nullptr);
   json["reduced_precision"] = candidate.reduced_precision;
@@ -144,6 +159,7 @@ inline nlohmann::json candidate_to_json(const CandidateReport& candidate,
                       {"module", report.module},
                       {"selected", report.selected},
                       {"selected_key", report.selected_key},
+                      {"selected_identity", detail::identity_to_json(report.selected_identity)},
                       {"baseline_selected", report.baseline_selected},
                       {"decision", report.decision},
                       {"tuning_time_ms", report.tuning_time_ms}};
@@ -225,6 +241,27 @@ inline std::string text_from_json(const nlohmann::json& json, std::size_t limit 
   return printable_excerpt(json.get<std::string>(), limit);
 }
 
+/// The identity `json` holds (identity_to_json's object); throws Error for a field that is
+/// neither a text nor a whole number. Its names and texts are cleaned and cut.
+inline BackendIdentity identity_from_json(const nlohmann::json& json) {
+  if (!json.is_object()) {
+    throw Error(fmt::format("an identity is {} in a report, not an object",
+                            printable_excerpt(json.dump(), 40)));
+  }
+  BackendIdentity identity;
+  for (const auto& [name, value] : json.items()) {
+    if (value.is_string()) {
+      identity[printable_excerpt(name, 100)] = text_from_json(value, 1000);
+    } else if (value.is_number_integer()) {
+      identity[printable_excerpt(name, 100)] = value.get<std::int64_t>();
+    } else {
+      throw Error(fmt::format("identity field '{}' is {} in a report, not a text or a count",
+                              printable_excerpt(name, 100), printable_excerpt(value.dump(), 40)));
+    }
+  }
+  return identity;
+}
+
 /// The enumerator of `E` whose token is `text` (or, in a schema-2 report, whose label is);
 /// throws Error otherwise.
 template <NamedEnum E>
@@ -284,6 +321,8 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
       row.shape_medians_ms.push_back(ms.is_null() ? std::nan("") : ms.get<double>());
   }
   row.note = text_from_json(json.at("note"));
+  if (const auto identity = json.find("identity"); identity != json.end())
+    row.identity = identity_from_json(*identity);
   if (!json.at("precision").is_null()) {
     row.precision = enum_from_json<Precision>(json.at("precision"), schema, "precision");
   }
@@ -337,6 +376,9 @@ inline CandidateReport candidate_from_json(const nlohmann::json& json, int schem
   report.module = detail::text_from_json(json.at("module"), 200);
   report.selected = detail::text_from_json(json.at("selected"));
   report.selected_key = detail::text_from_json(json.at("selected_key"));
+  // Reports written before identities were have none.
+  if (const auto identity = json.find("selected_identity"); identity != json.end())
+    report.selected_identity = detail::identity_from_json(*identity);
   report.baseline_selected = json.at("baseline_selected").get<bool>();
   report.decision = detail::text_from_json(json.at("decision"));
   report.tuning_time_ms = json.at("tuning_time_ms").get<double>();

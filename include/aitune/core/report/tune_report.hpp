@@ -14,6 +14,7 @@
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/precision.hpp"
+#include "aitune/core/report/backend_identity.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
 #include "aitune/core/stats/ratio.hpp"
 
@@ -140,6 +141,8 @@ struct CandidateReport {
   /// The graph it runs, shared with its variants in other precisions (aitune::graph_of); empty:
   /// a graph of its own. Not in the JSON.
   std::string graph{};
+  /// What its key says, as named fields (aitune::identity_of; empty: it says nothing).
+  BackendIdentity identity{};
   /// The precision it computes in, as its correctness check said (none when not checked).
   std::optional<Precision> precision{};
   bool reduced_precision = false;  ///< lower than the baseline's
@@ -180,6 +183,8 @@ struct TuneReport {
   std::vector<CandidateReport> candidates{};
   std::string selected{};      ///< description of the selected backend
   std::string selected_key{};  ///< its key
+  /// Its identity (aitune::identity_of): what the key says, field by field.
+  BackendIdentity selected_identity{};
   bool baseline_selected = false;
   std::string decision{};  ///< why the selected backend was selected, in one sentence
   MeasurementReport measurement{};

@@ -669,6 +669,7 @@ class MinLatencyStrategy {
     report.baseline_selected = !index;
     report.selected = row.backend;
     report.selected_key = row.key;
+    report.selected_identity = row.identity;
     report.decision = std::move(why);
     return TuneResult<B>{std::move(backend), std::move(report)};
   }
@@ -691,9 +692,7 @@ class MinLatencyStrategy {
   /// The candidate's row, named; a name that failed fails the row (it is never built).
   CandidateReport& add_row(TuneReport& report, const B& candidate, std::size_t index) const {
     const detail::Name name = guard_.name_of(candidate, guard_.position_of(index));
-    CandidateReport& row =
-        report.candidates.emplace_back(CandidateReport{name.description, name.key});
-    row.graph = name.graph;
+    CandidateReport& row = report.candidates.emplace_back(name.row());
     log_.info(1, fmt::format("[{}/{}] {}", index + 1, candidates_.size(), row.backend));
     if (name.failure) detail::fail(row, detail::PrepareStep::name, *name.failure);
     return row;

@@ -80,6 +80,9 @@ class AnyBackend {
   [[nodiscard]] bool is_active() const { return state() == BackendState::active; }
   [[nodiscard]] std::string describe() const { return impl_->describe(); }
   [[nodiscard]] std::string key() const { return impl_->key(); }
+  /// What the key says, as named fields (aitune::identity_of): "family" ("onnx", "aoti",
+  /// "torchscript", ...), "variant", "precision", the thread counts, and what a wrapper adds.
+  [[nodiscard]] BackendIdentity identity() const { return impl_->identity(); }
   /// The wrapped backend's policy, with the tolerance set by set_tolerance() if any.
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy = impl_->output_policy();
@@ -130,6 +133,7 @@ class AnyBackend {
     virtual BackendState state() const = 0;
     virtual std::string describe() const = 0;
     virtual std::string key() const = 0;
+    virtual BackendIdentity identity() const = 0;
     virtual OutputPolicy output_policy() const = 0;
     virtual bool thread_safe() const = 0;
     virtual bool shape_specialised() const = 0;
@@ -160,6 +164,7 @@ class AnyBackend {
     BackendState state() const override { return backend.state(); }
     std::string describe() const override { return backend.describe(); }
     std::string key() const override { return backend.key(); }
+    BackendIdentity identity() const override { return aitune::identity_of<B>::of(backend); }
     OutputPolicy output_policy() const override { return output_policy_of(backend); }
     bool thread_safe() const override {
       if constexpr (requires { backend.thread_safe(); }) {

@@ -140,6 +140,7 @@ class BackgroundTunedModule {
     report.module = module_name;
     report.selected = baseline.describe();
     report.selected_key = baseline.key();
+    report.selected_identity = baseline.identity();
     report.baseline_selected = true;
     report.decision = "the baseline serves while the tuning runs";
     return TunedModule(TuneResult<AnyBackend>{std::move(baseline), std::move(report)}, samples,

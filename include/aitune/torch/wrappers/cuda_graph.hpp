@@ -108,6 +108,12 @@ class CudaGraph : public WrapperBackend<CudaGraph> {
 
   [[nodiscard]] std::string describe() const { return "CudaGraph(" + inner_.describe() + ")"; }
   [[nodiscard]] std::string key() const { return "cuda_graph:" + inner_.key(); }
+  /// The inner backend's identity, replayed as CUDA graphs.
+  [[nodiscard]] BackendIdentity identity() const {
+    BackendIdentity identity = inner_.identity();
+    identity["cuda_graph"] = std::string("replayed");
+    return identity;
+  }
   /// Replays share static buffers. (Shapes not captured run through the inner backend, so the
   /// rest follows it: WrapperBackend.)
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }

@@ -50,6 +50,12 @@ class PerturbedOutputs : public WrapperBackend<PerturbedOutputs> {
     return fmt::format("perturbed:{}{}:{}", magnitude_,
                        claimed_ ? fmt::format(":{}", to_string(*claimed_)) : "", inner_.key());
   }
+  /// The inner backend's identity, its outputs perturbed by the magnitude.
+  [[nodiscard]] BackendIdentity identity() const {
+    BackendIdentity identity = inner_.identity();
+    identity["perturbed"] = fmt::format("{}", magnitude_);
+    return identity;
+  }
   [[nodiscard]] OutputPolicy output_policy() const {
     OutputPolicy policy = inner_.output_policy();
     if (claimed_) {

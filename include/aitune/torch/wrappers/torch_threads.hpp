@@ -56,6 +56,12 @@ class TorchThreads : public WrapperBackend<TorchThreads> {
   [[nodiscard]] std::string key() const {
     return fmt::format("torch_threads:{}:{}", threads_, inner_.key());
   }
+  /// The inner backend's identity, at its LibTorch thread count.
+  [[nodiscard]] BackendIdentity identity() const {
+    BackendIdentity identity = inner_.identity();
+    identity["torch_threads"] = threads_;
+    return identity;
+  }
   /// Calls on several threads would set the count at once: they are serialised.
   [[nodiscard]] static constexpr bool thread_safe() noexcept { return false; }
   /// At its own count: with_torch_threads adds no other count of it.

@@ -41,6 +41,8 @@ class WrapperBackend : public BackendLifecycle<Derived> {
   [[nodiscard]] bool takes_range() const { return inner_.takes_range(); }
   [[nodiscard]] TorchThreadUse torch_thread_use() const { return inner_.torch_thread_use(); }
   [[nodiscard]] std::string graph() const { return inner_.graph(); }
+  /// The inner backend's identity; a wrapper that changes what runs adds a field of its own.
+  [[nodiscard]] BackendIdentity identity() const { return inner_.identity(); }
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const {
     return inner_.loaded_files();
   }

@@ -89,7 +89,16 @@ struct Name {
   std::string description;
   std::string key;
   std::optional<std::string> failure{};
-  std::string graph{};  ///< aitune::graph_of: empty where it has none, or naming it threw
+  std::string graph{};         ///< aitune::graph_of: empty where it has none, or naming it threw
+  BackendIdentity identity{};  ///< aitune::identity_of: empty where it has none, or it threw
+
+  /// A report row for the backend so named.
+  [[nodiscard]] CandidateReport row() const {
+    CandidateReport named{description, key};
+    named.graph = graph;
+    named.identity = identity;
+    return named;
+  }
 };
 
 /// The guards around the calls that are not timed: naming, releasing and activating a backend,
@@ -137,6 +146,10 @@ class GuardedCalls {
       name.graph = graph_of<B>::of(backend);
     } catch (...) {  // NOLINT(bugprone-empty-catch): a graph of its own, then
     }
+    try {
+      name.identity = identity_of<B>::of(backend);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the key alone names it, then
+    }
     return name;
   }
 
@@ -158,7 +171,7 @@ class GuardedCalls {
       } catch (...) {
         name.failure = fmt::format("making the baseline threw: {}", failure_text());
       }
-      CandidateReport& row = report.baseline.emplace(CandidateReport{name.description, name.key});
+      CandidateReport& row = report.baseline.emplace(name.row());
       log_.info(1, fmt::format("baseline {}", row.backend));
       if (!name.failure) return made;
       fail(row, PrepareStep::name, *name.failure);
