@@ -27,6 +27,7 @@
 #endif
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <barrier>
@@ -58,9 +59,8 @@ struct Options {
   int warm_up = 0;      ///< requests per thread before the timed ones
 };
 
-/// The description prefix of each --family name.
-constexpr std::pair<std::string_view, std::string_view> families[] = {
-    {"aoti", "AOTInductor("}, {"onnx", "OnnxRuntime("}, {"openvino", "OpenVino("}};
+/// The names --family takes: the archive's families ("aoti", "onnx", "openvino").
+const std::vector<std::string> families = aitune::lt::family_names(aitune::lt::ArchiveFamilies{});
 
 struct UsageError {
   std::string message;
@@ -103,10 +103,9 @@ Options parse_arguments(int argc, char** argv) {
       options.background = true;
     } else if (arg == "--family") {
       options.family = value();
-      if (std::none_of(std::begin(families), std::end(families),
-                       [&](const auto& family) { return family.first == options.family; })) {
-        throw UsageError{
-            fmt::format("--family is aoti, onnx or openvino, got '{}'", options.family)};
+      if (std::find(families.begin(), families.end(), options.family) == families.end()) {
+        throw UsageError{fmt::format("--family is one of {}, got '{}'", fmt::join(families, ", "),
+                                     options.family)};
       }
     } else if (arg == "--check-every") {
       options.check_every = positive_int(arg, value());
@@ -135,11 +134,8 @@ std::vector<aitune::lt::AnyBackend> candidates_of(const aitune::lt::Model& model
                                                   std::string_view family) {
   std::vector<aitune::lt::AnyBackend> candidates = aitune::lt::default_candidates(model);
   if (family.empty()) return candidates;
-  const auto prefix = std::find_if(std::begin(families), std::end(families), [&](const auto& f) {
-                        return f.first == family;
-                      })->second;
   std::erase_if(candidates, [&](const aitune::lt::AnyBackend& candidate) {
-    return !candidate.describe().starts_with(prefix);
+    return aitune::identity_text(candidate.identity(), "family") != family;
   });
   if (candidates.empty()) {
     throw aitune::Error(fmt::format("the model has no {} candidate", family));
@@ -331,9 +327,9 @@ int main(int argc, char** argv) {
                "inference-server: {}\nusage: inference-server MODEL --input SHAPE "
                "[--input SHAPE ...] --cache FILE|redis://ADDRESS:PORT/DB [--cache-local FILE] "
                "[--threads N] [--requests N] "
-               "[--time-budget S] [--background] [--family aoti|onnx|openvino] "
+               "[--time-budget S] [--background] [--family {}] "
                "[--check-every N] [--warm-up N]\n",
-               error.message);
+               error.message, fmt::join(families, "|"));
     return 2;
   } catch (const std::exception& error) {
     fmt::print(stderr, "inference-server: error: {}\n", aitune::lt::summarize_error(error));

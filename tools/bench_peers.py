@@ -4,8 +4,8 @@
 For each model (a .pt2 archive from tools/make_models.py, with its .shape file beside it, whose
 inputs may be token ids: 1x128:int64[0,30522)):
 1. aitune-tune tunes it with its default candidates and writes its JSON report;
-2. in this one process, the selected backend, rebuilt from the report's selected_key and run as
-   the tuner runs it (the same runtime, model file and settings), and the peers, each run as a
+2. in this one process, the selected backend, rebuilt from the report's selected_identity and run
+   as the tuner runs it (the same runtime, model file and settings), and the peers, each run as a
    user would with default settings - eager PyTorch, torch.compile (default and max-autotune),
    each AOTInductor model in the archive, ONNX Runtime and OpenVINO on the archive's converted
    models - are timed in shuffled interleaved rounds (every contestant once per round, in a new
@@ -264,45 +264,36 @@ def torch_call(module, inputs):
     return bindable(bind, inputs)
 
 
-def variant_of(key_head, family):
-    """The archive path and variant of a key's head ("PATH" or "PATH:onnx_int8"): the variant's
-    records are aitune/<variant>/..., the family's own aitune/<family>/...."""
-    path, _, variant = key_head.rpartition(":")
-    if path and variant.startswith(family + "_"):
-        return variant
-    return family
-
-
 def selected_call(report, archive, inputs):
-    """The tuner's selection, run as the tuner runs it."""
-    key = report["selected_key"]
-    kind = key.split(":", 1)[0]
-    if kind == "onnxruntime":
-        head, optimization, threads, spinning, _ = key.split(":", 1)[1].rsplit(":", 4)
-        variant = variant_of(head, "onnx")
-        return onnx_session(archive, inputs, optimization, int(threads),
-                            spinning == "spinning-stop", f"aitune/{variant}/model.onnx")
-    if kind == "openvino":
-        head, precision, threads, streams, copies, _ = key.split(":", 1)[1].rsplit(":", 5)
-        variant = variant_of(head, "openvino")
-        # The key names aitune's Precision ("fp32"); OpenVINO's hint spells it "f32".
+    """The tuner's selection, run as the tuner runs it: rebuilt from the report's
+    selected_identity (its family, variant, precision and thread counts, field by field)."""
+    identity = report.get("selected_identity") or {}
+    family, variant = identity.get("family"), identity.get("variant")
+    if family == "onnx":
+        return onnx_session(archive, inputs, identity["optimization"], identity["threads"],
+                            identity["spinning"] == "stop", f"aitune/{variant}/model.onnx")
+    if family == "openvino":
+        threads, streams, copies = identity["threads"], identity["streams"], identity["copies"]
+        # The identity names aitune's Precision ("fp32"); OpenVINO's hint spells it "f32".
+        precision = identity["precision"]
         hint = {"fp32": "f32", "fp16": "f16"}.get(precision, precision)
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": hint}
-        if int(streams) > 0:
-            config["NUM_STREAMS"] = int(streams)
-        if int(threads) > 0:  # the compiled model's threads, shared by its streams
-            config["INFERENCE_NUM_THREADS"] = int(threads) * max(int(streams), 1)
-        if int(copies) > 1:  # as OpenVino::set_copies compiles each copy
+        if streams > 0:
+            config["NUM_STREAMS"] = streams
+        if threads > 0:  # the compiled model's threads, shared by its streams
+            config["INFERENCE_NUM_THREADS"] = threads * max(streams, 1)
+        if copies > 1:  # as OpenVino::set_copies compiles each copy
             config["ENABLE_CPU_PINNING"] = False
         return openvino_model(archive, inputs, config,
                               tuple(f"aitune/{variant}/model.{ext}" for ext in ("xml", "bin")))
-    if kind == "aoti":
-        return aoti_model(archive, key.rsplit(":", 1)[1], inputs)
-    if kind == "nativert":  # the baseline kept: the ExportedProgram, as torch.export runs it
+    if family == "aoti":
+        return aoti_model(archive, variant, inputs)
+    if family == "nativert":  # the baseline kept: the ExportedProgram, as torch.export runs it
         from torch.export.pt2_archive._package import load_pt2
-        program = load_pt2(archive).exported_programs[key.split(":", 1)[1]]
+        program = load_pt2(archive).exported_programs[variant]
         return torch_call(program.module(), inputs)
-    raise ValueError(f"no way to run the selected key '{key}' here")
+    raise ValueError(f"no way to run the selection {report['selected']} here "
+                     f"(its identity: {identity})")
 
 
 def peer_calls(name, archive, inputs, wanted, log, quantised=(None, {}), trained=False):

@@ -189,8 +189,16 @@ inline void write_report_dir(const std::filesystem::path& dir, const aitune::Tun
   write_report(dir / "report.json", aitune::to_json(report, {.raw_samples = raw_samples}),
                environment);
   nlohmann::json summary = nlohmann::json::object();
-  for (const char* name : {"model", "device", "libtorch", "onnxruntime", "openvino", "aitune",
-                           "intra_op_threads", "date"}) {
+  // The runtimes' versions are under their families' keys (run.hpp).
+  const std::vector<std::string> summarised{"model",
+                                            "device",
+                                            "libtorch",
+                                            std::string(aitune::lt::OnnxRuntime::family.key),
+                                            std::string(aitune::lt::OpenVino::family.key),
+                                            "aitune",
+                                            "intra_op_threads",
+                                            "date"};
+  for (const std::string& name : summarised) {
     if (environment.contains(name)) summary[name] = environment[name];
   }
   if (environment.contains("machine")) {

@@ -37,20 +37,23 @@
 
 namespace aitune_tune {
 
-/// The candidates --backends names (lt::candidate_names; default: the model's default
-/// candidates).
+/// The candidates --backends names (lt::candidates_named; default: the model's default
+/// candidates, lt::default_candidates, for the plan of --runtime-threads, --callers and
+/// --accuracy).
 inline std::vector<aitune::lt::AnyBackend>
 make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& model,
                 const std::optional<std::vector<int>>& runtime_threads, int callers,
                 bool quantized) {
   if (!model.is_exported() && runtime_threads) {
-    throw UsageError{"--runtime-threads sets a .pt2 archive's ONNX Runtime and OpenVINO "
-                     "sessions; a TorchScript model has none"};
+    throw UsageError{fmt::format("--runtime-threads sets a .pt2 archive's {} and {} sessions; a "
+                                 "TorchScript model has none",
+                                 aitune::lt::OnnxRuntime::family.runtime,
+                                 aitune::lt::OpenVino::family.runtime)};
   }
   if (names.empty()) {
-    return runtime_threads
-               ? aitune::lt::default_candidates(model, *runtime_threads, callers, quantized)
-               : aitune::lt::default_candidates_for_callers(model, callers, quantized);
+    aitune::lt::CandidatePlan plan = aitune::lt::CandidatePlan::for_callers(callers, quantized);
+    if (runtime_threads) plan.runtime_threads = *runtime_threads;
+    return aitune::lt::default_candidates(model, plan, aitune::lt::ArchiveFamilies{});
   }
   try {
     return aitune::lt::candidates_named(model, names, quantized);
@@ -220,15 +223,12 @@ inline int run(const Options& options, Environment& environment, std::stop_token
     // Named, never dropped in silence: what no candidate is made from (cleaned, a few lines).
     for (const std::string& line : lt::variants_left_out(*model.archive))
       log.warn(0, line);
-    const auto& converted = model.archive->runtime_variants;
-    if (converted.contains("onnx")) {
-      const std::string version = lt::OnnxRuntime::version();
-      environment["onnxruntime"] = version.empty() ? "not loaded" : version;
-    }
-    if (converted.contains("openvino")) {
-      const std::string version = lt::OpenVino::version();
-      environment["openvino"] = version.empty() ? "not in this build" : version;
-    }
+    const auto version_of = [&](const auto& family, const std::string& version, const char* none) {
+      if (model.archive->runtime_variants.contains(std::string(family.name)))
+        environment[std::string(family.key)] = version.empty() ? none : version;
+    };
+    version_of(lt::OnnxRuntime::family, lt::OnnxRuntime::version(), "not loaded");
+    version_of(lt::OpenVino::family, lt::OpenVino::version(), "not in this build");
   }
   std::vector<lt::AnyBackend> candidates =
       make_candidates(options.backends, model, options.runtime_threads, options.callers,
@@ -274,27 +274,28 @@ inline int run(const Options& options, Environment& environment, std::stop_token
   environment["inputs"] = shapes;
 
   if (model.is_exported() && !lt::NativeRuntime::available()) {
-    const lt::AotiModelInfo* compiled = lt::aoti_baseline_of(model);
+    const lt::AotiModelInfo* compiled = lt::AOTInductor::baseline_of(model);
+    const char* aoti = lt::AOTInductor::family.runtime;
     if (compiled == nullptr && !lt::AOTInductor::available()) {
       throw Error(fmt::format("'{}' is a torch.export archive: LibTorch {} runs neither its "
                               "ExportedProgram (the native runtime is in 2.9 to 2.11) nor "
-                              "AOTInductor models (2.6 and newer)",
-                              options.model.string(), lt::libtorch_version()));
+                              "{} models (2.6 and newer)",
+                              options.model.string(), lt::libtorch_version(), aoti));
     }
     if (compiled == nullptr) {
       throw Error(fmt::format(
-          "'{}' is a torch.export archive with no AOTInductor model, and its ExportedProgram runs "
-          "on LibTorch's native runtime, which LibTorch {} does not have (2.9 to 2.11 do): add "
-          "AOTInductor models with tools/export_model.py --variants",
-          options.model.string(), lt::libtorch_version()));
+          "'{0}' is a torch.export archive with no {2} model, and its ExportedProgram runs on "
+          "LibTorch's native runtime, which LibTorch {1} does not have (2.9 to 2.11 do): add {2} "
+          "models with tools/export_model.py --variants",
+          options.model.string(), lt::libtorch_version(), aoti));
     }
     log.warn(0,
              fmt::format("LibTorch {} has no native runtime to run the ExportedProgram: the "
-                         "baseline is the archive's first AOTInductor model, {}, and the "
+                         "baseline is the archive's first {} model, {}, and the "
                          "candidates are checked against it, not against eager PyTorch (--expect "
                          "checks against eager PyTorch's outputs: tools/export_model.py "
                          "--save-io)",
-                         lt::libtorch_version(), compiled->name));
+                         lt::libtorch_version(), aoti, compiled->name));
   }
   // With no candidate (an archive whose only AOTInductor model is its baseline) the baseline is
   // the answer, which only a measured baseline can be: --no-validation has nothing to skip.

@@ -25,12 +25,17 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/report/backend_identity.hpp"
+#include "aitune/torch/backends/candidate_plan.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/backends/input_mutation.hpp"
+#include "aitune/torch/backends/native_runtime.hpp"
 #include "aitune/torch/captured_stderr.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/archive_variants.hpp"
 #include "aitune/torch/model/dtype_names.hpp"
 #include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/input_ranges.hpp"
@@ -75,6 +80,9 @@
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
+/// The family's names (AOTInductor::family), here so that what precedes the class can say them.
+inline constexpr RuntimeFamily aot_inductor_family{"aoti", "AOTInductor", "", "aoti"};
+
 namespace detail {
 
 /// When `sample`'s tensors differ in shape from the inputs the archive `package` (the model's
@@ -92,9 +100,9 @@ inline std::string export_shapes_hint(const Model& model, const std::filesystem:
     differs = shapes[i] != fmt::format("{}", fmt::join(sample[i].toTensor().sizes(), "x"));
   }
   if (!differs) return {};
-  return fmt::format(" (the archive was exported for inputs {}: an AOTInductor model runs only "
-                     "at the shapes it was compiled for, unless exported with dynamic shapes)",
-                     fmt::join(shapes, " "));
+  return fmt::format(" (the archive was exported for inputs {}: an {} model runs only at the "
+                     "shapes it was compiled for, unless exported with dynamic shapes)",
+                     fmt::join(shapes, " "), aot_inductor_family.runtime);
 }
 
 /// LibTorch's package loader extracts a package into a new folder `/tmp/XXXXXX` (a fixed path: it
@@ -175,11 +183,24 @@ class ExtractionFolders {
 
 }  // namespace detail
 
+/// The first AOTInductor compilation of `archive` that computes in full precision (fp32, not
+/// quantised): the only kind that may stand in for eager PyTorch. Null where it has none.
+[[nodiscard]] inline const AotiModelInfo*
+first_full_precision_compilation(const Pt2Archive& archive) {
+  const auto& compiled = archive.aoti_models;
+  const auto found = std::find_if(compiled.begin(), compiled.end(), [](const AotiModelInfo& info) {
+    return info.precision == Precision::fp32 && info.quantization.empty();
+  });
+  return found == compiled.end() ? nullptr : &*found;
+}
+
 class AOTInductor : public BackendLifecycle<AOTInductor> {
  public:
   using model_type = Model;
   using sample_type = Sample;
   using output_type = c10::IValue;
+
+  static constexpr RuntimeFamily family = aot_inductor_family;
 
   /// The compilation `model_name` in the archive `package`, computing in `precision` (it sets
   /// the tolerance of the correctness check).
@@ -202,6 +223,80 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// Whether this build can run AOTInductor packages at all.
   [[nodiscard]] static constexpr bool available() noexcept { return AITUNE_HAS_AOTI != 0; }
 
+  /// The compilation of `model`'s archive that is its baseline: the first full-precision one
+  /// (first_full_precision_compilation: a bf16 or int8 compilation never is, since the
+  /// candidates' accuracy is judged against the baseline's outputs), where LibTorch has no native
+  /// runtime to run the ExportedProgram (AITUNE_TORCH_HAS_NATIVE_RUNTIME: the wheels from 2.12
+  /// on). Null for a TorchScript model, an archive without one, where the native runtime is the
+  /// baseline, or where LibTorch runs no AOTInductor model either (before 2.6).
+  [[nodiscard]] static const AotiModelInfo* baseline_of(const Model& model) {
+    if (NativeRuntime::available() || !available() || !model.is_exported()) return nullptr;
+    return first_full_precision_compilation(*model.archive);
+  }
+
+  /// The compilations of `archive` a name may stand for: those it holds, then those it records
+  /// but does not hold (unheld_compilations: their builds fail with why).
+  [[nodiscard]] static std::vector<AotiModelInfo> compilations(const Pt2Archive& archive) {
+    std::vector<AotiModelInfo> compiled = archive.aoti_models;
+    for (AotiModelInfo& info : unheld_compilations(archive))
+      compiled.push_back(std::move(info));
+    return compiled;
+  }
+
+  /// The family's default candidates of `model`'s archive: without `quantized`, each
+  /// full-precision or reduced-precision compilation but the baseline's (baseline_of), and those
+  /// the archive records but does not hold (their builds fail with why); with it, its quantised
+  /// compilations (aoti_int8), and the one the export tool could not make, named with its cause.
+  [[nodiscard]] static std::vector<AOTInductor>
+  default_sessions(const Model& model, const CandidatePlan&, bool quantized) {
+    std::vector<AOTInductor> sessions;
+    if (!model.is_exported()) return sessions;
+    const Pt2Archive& archive = *model.archive;
+    const AotiModelInfo* baseline = baseline_of(model);
+    for (const auto& info : archive.aoti_models) {
+      if (&info != baseline && info.quantization.empty() != quantized)
+        sessions.push_back(from_archive(archive, info));
+    }
+    if (!quantized) {
+      for (const AotiModelInfo& info : unheld_compilations(archive))
+        sessions.push_back(from_archive(archive, info));
+      return sessions;
+    }
+    const std::string int8 = fmt::format("{}_int8", family.name);  // the export tool's name
+    if (const auto failed = archive.failed_variants.find(int8);
+        failed != archive.failed_variants.end()) {
+      AotiModelInfo info{failed->first};
+      info.quantization = "int8";
+      info.unusable = fmt::format("the {} quantisation failed when '{}' was exported: {}", int8,
+                                  archive.path.filename().string(), failed->second);
+      sessions.push_back(from_archive(archive, info));
+    }
+    return sessions;
+  }
+
+  /// The names the family answers to in `archive`: its compilations' (compilations), the
+  /// quantised ones' where `quantized`, the others' where not.
+  [[nodiscard]] static std::vector<std::string> names(const Pt2Archive& archive, bool quantized) {
+    std::vector<std::string> all;
+    for (const AotiModelInfo& info : compilations(archive)) {
+      if (info.quantization.empty() != quantized) all.push_back(info.name);
+    }
+    return all;
+  }
+
+  /// The compilation `name` stands for in `archive`; none where it has no such compilation.
+  /// Throws ConfigError for a quantised one unless `quantized` (a tuning under an accuracy
+  /// budget).
+  [[nodiscard]] static std::optional<AOTInductor> named(const Pt2Archive& archive,
+                                                        const std::string& name, bool quantized) {
+    for (const AotiModelInfo& info : compilations(archive)) {
+      if (info.name != name) continue;
+      if (!info.quantization.empty()) refuse_unbudgeted(name, info.quantization, quantized);
+      return from_archive(archive, info);
+    }
+    return std::nullopt;
+  }
+
   [[nodiscard]] std::string describe() const {
     const std::string file = package_.filename().string();
     // The name is the archive's (an entry's folder, a record's key): cleaned and cut.
@@ -211,7 +306,16 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
                              aitune::detail::printable_excerpt(model_name_, 100));
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("aoti:{}:{}", package_.string(), model_name_);
+    return fmt::format("{}:{}:{}", family.key, package_.string(), model_name_);
+  }
+  /// What the key says, by field: the family, the compilation (its name in the archive), the
+  /// archive, the precision it computes in and its quantisation.
+  [[nodiscard]] BackendIdentity identity() const {
+    return {{"family", std::string(family.name)},
+            {"variant", model_name_},
+            {"package", package_.string()},
+            {"precision", std::string(to_string(precision_))},
+            {"quantization", quantization_}};
   }
   /// The package it loads: the tuning cache's key covers its content.
   [[nodiscard]] std::vector<std::filesystem::path> loaded_files() const { return {package_}; }
@@ -238,7 +342,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
   /// (AOTIModelPackageLoader's num_runners, LibTorch 2.9+). They share the weights; each has its
   /// own intermediate buffers. Set it before build; at least 1.
   AOTInductor& set_runners(std::size_t runners) {
-    if (runners < 1) throw ConfigError("an AOTInductor model needs at least 1 runner");
+    if (runners < 1) {
+      throw ConfigError(fmt::format("an {} model needs at least 1 runner", family.runtime));
+    }
     runners_ = runners;
     return *this;
   }
@@ -258,7 +364,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #if AITUNE_HAS_AOTI
     std::error_code error;
     if (!std::filesystem::is_regular_file(package_, error)) {
-      throw Error(fmt::format("AOTInductor package '{}' {}", package_.string(),
+      throw Error(fmt::format("{} package '{}' {}", family.runtime, package_.string(),
                               std::filesystem::exists(package_, error)
                                   ? "is not a file (a .pt2 archive)"
                                   : "does not exist"));
@@ -267,10 +373,10 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
       for (const auto& other : model.archive->aoti_models) {
         if (other.name != model_name_ && other.name.starts_with(model_name_)) {
           throw Error(fmt::format(
-              "'{}' holds AOTInductor models '{}' and '{}': LibTorch's package loader finds a "
-              "model's files by prefix, so '{}' would run the code of '{}'; give the models names "
-              "that are not prefixes of each other (tools/export_model.py does)",
-              package_.string(), model_name_, other.name, model_name_, other.name));
+              "'{}' holds {} models '{}' and '{}': LibTorch's package loader finds a model's "
+              "files by prefix, so '{}' would run the code of '{}'; give the models names that "
+              "are not prefixes of each other (tools/export_model.py does)",
+              package_.string(), family.runtime, model_name_, other.name, model_name_, other.name));
         }
       }
     }
@@ -288,8 +394,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
       metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
           package_.string(), model_name_);
     } catch (const std::exception& cause) {
-      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can read: {}",
-                              package_.string(), model_name_, detail::summarize_error(cause)));
+      throw Error(fmt::format("'{}' has no {} model '{}' this LibTorch can read: {}",
+                              package_.string(), family.runtime, model_name_,
+                              detail::summarize_error(cause)));
     }
 #else
     load();
@@ -306,7 +413,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
                               device_.str()));
     }
     if (!loader_) load();
-    gate_ = InputGate::of(model, samples, takes_range_, "AOTInductor packages");
+    gate_ = InputGate::of(model, samples, takes_range_, fmt::format("{} packages", family.runtime));
     if (!samples.empty()) {
       // Its code prints why it refuses an input (a dtype, a rank, a size past what it was
       // compiled for) to standard error and returns a bare failure: caught here, that cause is
@@ -329,17 +436,17 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     (void)model;
     (void)samples;
     throw Error(fmt::format(
-        "AOTInductor needs LibTorch 2.6 or newer (torch::inductor::AOTIModelPackageLoader); this "
-        "build has LibTorch {}.{}",
-        TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR));
+        "{} needs LibTorch 2.6 or newer (torch::inductor::AOTIModelPackageLoader); this build "
+        "has LibTorch {}.{}",
+        family.runtime, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR));
 #endif
   }
 
   /// An input as a tensor: compiled models take tensors only.
   static const at::Tensor& tensor_input(const c10::IValue& value) {
     if (!value.isTensor()) {
-      throw Error("AOTInductor packages take tensors only; an input is a " +
-                  std::string(value.tagKind()));
+      throw Error(fmt::format("{} packages take tensors only; an input is a {}", family.runtime,
+                              value.tagKind()));
     }
     return value.toTensor();
   }
@@ -406,7 +513,7 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
     return flat_outputs(std::move(outputs));
 #else
     (void)sample;
-    throw Error("AOTInductor is not available in this build");
+    throw Error(fmt::format("{} is not available in this build", family.runtime));
 #endif
   }
 
@@ -437,8 +544,9 @@ class AOTInductor : public BackendLifecycle<AOTInductor> {
 #endif
     } catch (const std::exception& cause) {
       extraction.remove_left_by(package_.string(), model_name_);
-      throw Error(fmt::format("'{}' has no AOTInductor model '{}' this LibTorch can load: {}",
-                              package_.string(), model_name_, detail::summarize_error(cause)));
+      throw Error(fmt::format("'{}' has no {} model '{}' this LibTorch can load: {}",
+                              package_.string(), family.runtime, model_name_,
+                              detail::summarize_error(cause)));
     }
     read_output_structure();
 #endif

@@ -10,6 +10,8 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/report/backend_identity.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/backends/input_mutation.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
@@ -44,6 +46,8 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
+  static constexpr RuntimeFamily family{"nativert", "LibTorch's native runtime", "", "nativert"};
+
   /// Runs the archive's ExportedProgram `program`; by default its main program ("model", the
   /// name torch.export.save and tools/export_model.py give it, else the first).
   explicit NativeRuntime(std::optional<std::string> program = std::nullopt)
@@ -65,7 +69,13 @@ class NativeRuntime : public BackendLifecycle<NativeRuntime> {
   [[nodiscard]] std::string describe() const {
     return fmt::format("NativeRuntime({})", program_.value_or("model"));
   }
-  [[nodiscard]] std::string key() const { return "nativert:" + program_.value_or("model"); }
+  [[nodiscard]] std::string key() const {
+    return fmt::format("{}:{}", family.key, program_.value_or("model"));
+  }
+  /// What the key says, by field: the family and the program it runs.
+  [[nodiscard]] BackendIdentity identity() const {
+    return {{"family", std::string(family.name)}, {"variant", program_.value_or("model")}};
+  }
   [[nodiscard]] static OutputPolicy output_policy() { return OutputPolicy{}; }
   /// LibTorch's native runtime runs each call in its own execution frame (a pool of them), so
   /// calls from several threads run at the same time (a test checks that they overlap).

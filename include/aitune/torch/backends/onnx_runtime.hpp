@@ -18,6 +18,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/backends/runtime_variant.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
@@ -56,6 +57,10 @@ inline namespace AITUNE_LT_ABI {
 /// ONNX Runtime's graph optimisation level (GraphOptimizationLevel of its C API).
 enum class OnnxOptimization { disabled, basic, extended, all };
 
+/// The family's names (OnnxRuntime::family), here so that the library's loader can say them.
+inline constexpr RuntimeFamily onnx_runtime_family{"onnx", "ONNX Runtime", "its CPU provider",
+                                                   "onnxruntime"};
+
 #if AITUNE_WITH_ONNXRUNTIME
 namespace detail {
 
@@ -75,35 +80,38 @@ struct OrtLibrary {
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();
-      library.error = fmt::format("ONNX Runtime could not be loaded from '{}' ({}): install the "
-                                  "onnxruntime wheel (tools/setup-venv.sh does), or set "
-                                  "AITUNE_ONNXRUNTIME_LIBRARY (in the environment, or as the CMake "
-                                  "variable) to its libonnxruntime.so",
-                                  path, why != nullptr ? why : "unknown error");
+      library.error =
+          fmt::format("{} could not be loaded from '{}' ({}): install the "
+                      "onnxruntime wheel (tools/setup-venv.sh does), or set "
+                      "AITUNE_ONNXRUNTIME_LIBRARY (in the environment, or as the CMake "
+                      "variable) to its libonnxruntime.so",
+                      onnx_runtime_family.runtime, path, why != nullptr ? why : "unknown error");
       return library;
     }
     using GetApiBase = const OrtApiBase* (*)();
     auto* get_api_base = reinterpret_cast<GetApiBase>(::dlsym(handle, "OrtGetApiBase"));
     const OrtApiBase* base = get_api_base != nullptr ? get_api_base() : nullptr;
     if (base == nullptr) {
-      library.error =
-          fmt::format("'{}' is no ONNX Runtime library (it has no OrtGetApiBase)", path);
+      library.error = fmt::format("'{}' is no {} library (it has no OrtGetApiBase)", path,
+                                  onnx_runtime_family.runtime);
       ::dlclose(handle);
       return library;
     }
     library.version = base->GetVersionString();
     library.api = base->GetApi(ORT_API_VERSION);
     if (library.api == nullptr) {
-      library.error = fmt::format("ONNX Runtime {} at '{}' does not offer C API version {}, which "
-                                  "these headers need (a library older than the headers)",
-                                  library.version, path, ORT_API_VERSION);
+      library.error =
+          fmt::format("{} {} at '{}' does not offer C API version {}, which these "
+                      "headers need (a library older than the headers)",
+                      onnx_runtime_family.runtime, library.version, path, ORT_API_VERSION);
       ::dlclose(handle);
       return library;
     }
     if (OrtStatus* status =
             library.api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "aitune", &library.env)) {
-      library.error = fmt::format("ONNX Runtime {} could not make its environment: {}",
-                                  library.version, library.api->GetErrorMessage(status));
+      library.error =
+          fmt::format("{} {} could not make its environment: {}", onnx_runtime_family.runtime,
+                      library.version, library.api->GetErrorMessage(status));
       library.api->ReleaseStatus(status);
       library.api = nullptr;
     }
@@ -125,7 +133,7 @@ struct OrtLibrary {
     if (status == nullptr) return;
     std::string message = api->GetErrorMessage(status);
     api->ReleaseStatus(status);
-    throw Error(fmt::format("ONNX Runtime {}: {}: {}", version, what,
+    throw Error(fmt::format("{} {}: {}: {}", onnx_runtime_family.runtime, version, what,
                             message.substr(0, message.find('\n'))));
   }
 };
@@ -175,7 +183,7 @@ struct OrtSessionState {
 
 class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
  public:
-  static constexpr RuntimeFamily family{"onnx", "ONNX Runtime", "its CPU provider"};
+  static constexpr RuntimeFamily family = onnx_runtime_family;
 
   /// The ONNX model of the archive `package` (empty: the tuned model's own), with ONNX
   /// Runtime's defaults: every graph optimisation, and as many intra-op threads as ONNX Runtime
@@ -186,10 +194,41 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
   /// The ONNX model a model's own `.pt2` archive holds: its "onnx" variant, or another of the
   /// family, such as its int8 quantisation "onnx_int8" (a reduced-precision candidate).
   [[nodiscard]] static OnnxRuntime from_archive(const Pt2Archive& archive,
-                                                std::string variant = "onnx") {
+                                                std::string variant = std::string(family.name)) {
     OnnxRuntime session(archive.path);
     session.variant_ = VariantChoice::of(archive, std::move(variant));
     return session;
+  }
+
+  /// The sessions a tuning tries of the archive's ONNX model `variant` (default_sessions): one at
+  /// each of the plan's thread counts. Each runs a call on its caller's thread, so callers at
+  /// once need no copies.
+  [[nodiscard]] static std::vector<OnnxRuntime>
+  sessions_of(const Pt2Archive& archive, const std::string& variant, const CandidatePlan& plan) {
+    std::vector<OnnxRuntime> sessions;
+    at_thread_counts(archive, variant, plan, sessions,
+                     [&] { return from_archive(archive, variant); });
+    return sessions;
+  }
+  /// A session at a thread count needs nothing else, whatever the plan.
+  [[nodiscard]] static std::optional<OnnxRuntime> at_count(OnnxRuntime&, int,
+                                                           const CandidatePlan&) {
+    return std::nullopt;
+  }
+
+  /// The names `variant`'s sessions answer to (names, named): the variant's own ("onnx", every
+  /// graph optimisation), and at each lower level ("onnx_extended", "onnx_basic",
+  /// "onnx_disabled").
+  [[nodiscard]] static std::vector<std::pair<std::string, OnnxRuntime>>
+  named_forms(const Pt2Archive& archive, const std::string& variant) {
+    std::vector<std::pair<std::string, OnnxRuntime>> forms{
+        {variant, from_archive(archive, variant)}};
+    for (const OnnxOptimization level :
+         {OnnxOptimization::extended, OnnxOptimization::basic, OnnxOptimization::disabled}) {
+      forms.emplace_back(fmt::format("{}_{}", variant, optimization_name(level)),
+                         from_archive(archive, variant).set_optimization(level));
+    }
+    return forms;
   }
 
   /// The graph optimisation level (default: all).
@@ -231,13 +270,22 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
     if (!spinning_stop_) settings += ", spinning after calls";
     const std::string loaded = version();
     return fmt::format("OnnxRuntime({}{}{}{}{})", package_.filename().string(),
-                       variant_.named("onnx"), variant_.described(), settings,
+                       variant_.named(family.name), variant_.described(), settings,
                        loaded.empty() ? "" : ", ORT " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("onnxruntime:{}{}:{}:{}:{}:{}", package_.string(), variant_.keyed("onnx"),
-                       optimization_name(optimization_), threads_,
+    return fmt::format("{}:{}{}:{}:{}:{}:{}", family.key, package_.string(),
+                       variant_.keyed(family.name), optimization_name(optimization_), threads_,
                        spinning_stop_ ? "spinning-stop" : "spinning", version());
+  }
+  /// What the key says, by field: the session's (RuntimeSession), its graph optimisation level,
+  /// whether its threads stop spinning after a call, and ONNX Runtime's version.
+  [[nodiscard]] BackendIdentity identity() const {
+    BackendIdentity identity = session_identity();
+    identity["optimization"] = std::string(optimization_name(optimization_));
+    identity["spinning"] = std::string(spinning_stop_ ? "stop" : "keep");
+    identity["version"] = version();
+    return identity;
   }
   /// ONNX Runtime fuses and reorders float work: the compiled variants' tolerance.
   [[nodiscard]] OutputPolicy output_policy() const {
@@ -257,16 +305,15 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
   }
 
  private:
-  friend class BackendLifecycle<OnnxRuntime>;
+  friend class RuntimeSession<OnnxRuntime>;
 
-  void do_build(const Model& model, std::span<const Sample> samples) {
-    read_converted(model, samples);
-    open();
-  }
+  static constexpr const char* missing_runtime =
+      "CMake found no onnxruntime_c_api.h: run tools/fetch-onnxruntime-headers.sh, or set "
+      "ONNXRUNTIME_INCLUDE_DIR";
 
+#if AITUNE_WITH_ONNXRUNTIME
   /// Makes the session from the model's bytes (kept, so that activate() can make it again).
   void open() {
-#if AITUNE_WITH_ONNXRUNTIME
     const detail::OrtLibrary& ort = detail::OrtLibrary::get();
     if (!ort.error.empty()) throw Error(ort.error);
     auto state = std::make_shared<detail::OrtSessionState>();
@@ -326,15 +373,10 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
     converted_.place_inputs(state->input_names, model_inputs_);
     unknown_structure_ = converted_.flat_reason(state->output_names.size());
     state_ = std::move(state);
-#else
-    throw Error("this build has no ONNX Runtime (CMake found no onnxruntime_c_api.h: run "
-                "tools/fetch-onnxruntime-headers.sh, or set ONNXRUNTIME_INCLUDE_DIR)");
-#endif
   }
 
-  c10::IValue do_infer(const Sample& sample) {
-    check_call(sample);
-#if AITUNE_WITH_ONNXRUNTIME
+  /// One call, past the gate (RuntimeSession::do_infer).
+  c10::IValue run(const Sample& sample) {
     const detail::OrtSessionState& state = *state_;
     const detail::OrtLibrary& ort = *state.ort;
     c10::InferenceMode inference_mode;
@@ -356,7 +398,8 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
       const at::Tensor& input = inputs.back();
       const auto type = detail::onnx_element_type(input.scalar_type());
       if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
-        throw Error(fmt::format("ONNX Runtime takes no {} input", dtype_name(input.scalar_type())));
+        throw Error(
+            fmt::format("{} takes no {} input", family.runtime, dtype_name(input.scalar_type())));
       }
       const auto sizes = input.sizes();
       ort.check(ort.api->CreateTensorWithDataAsOrtValue(state.cpu, input.data_ptr(), input.nbytes(),
@@ -374,20 +417,8 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
       flat.push_back(to_tensor(ort, outputs[i]));
     }
     return converted_.outputs(std::move(flat));
-#else
-    (void)sample;
-    throw Error("this build has no ONNX Runtime");
-#endif
   }
 
-  void do_deactivate() {
-    state_.reset();
-  }
-  void do_activate() {
-    open();
-  }
-
-#if AITUNE_WITH_ONNXRUNTIME
   /// An output as a torch tensor of its own (a copy: ONNX Runtime's buffer is its allocator's).
   static at::Tensor to_tensor(const detail::OrtLibrary& ort, OrtValue* value) {
     OrtTensorTypeAndShapeInfo* info = nullptr;
@@ -402,7 +433,7 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
     ort.check(ort.api->GetDimensions(info, sizes.data(), rank), "an output's shape");
     const auto dtype = torch_dtype_of(type, detail::onnx_element_type);
     if (!dtype)
-      throw Error(fmt::format("ONNX Runtime returned an output of element type {}", +type));
+      throw Error(fmt::format("{} returned an output of element type {}", family.runtime, +type));
     at::Tensor tensor = at::empty(sizes, at::TensorOptions().dtype(*dtype));
     if (tensor.numel() > 0) {
       void* data = nullptr;
@@ -412,6 +443,10 @@ class OnnxRuntime : public RuntimeSession<OnnxRuntime> {
     return tensor;
   }
 #endif
+
+  void close() {
+    state_.reset();
+  }
 
   OnnxOptimization optimization_ = OnnxOptimization::all;
   bool spinning_stop_ = true;

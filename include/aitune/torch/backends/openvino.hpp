@@ -24,6 +24,7 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/backends/runtime_variant.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
@@ -144,7 +145,7 @@ class BorrowedRequest {
 
 class OpenVino : public RuntimeSession<OpenVino> {
  public:
-  static constexpr RuntimeFamily family{"openvino", "OpenVINO", "its CPU device"};
+  static constexpr RuntimeFamily family{"openvino", "OpenVINO", "its CPU device", "openvino"};
 
   /// The OpenVINO IR of the archive `package` (empty: the tuned model's own), computed in
   /// `precision` (OpenVINO's inference-precision hint: fp32, or bf16 where the CPU has it), with
@@ -161,17 +162,61 @@ class OpenVino : public RuntimeSession<OpenVino> {
   /// family, such as its int8 quantisation "openvino_int8" (a reduced-precision candidate).
   [[nodiscard]] static OpenVino from_archive(const Pt2Archive& archive,
                                              Precision precision = Precision::fp32,
-                                             std::string variant = "openvino") {
+                                             std::string variant = std::string(family.name)) {
     OpenVino session(archive.path, precision);
     session.variant_ = VariantChoice::of(archive, std::move(variant));
     return session;
+  }
+
+  /// The sessions a tuning tries of the archive's IR `variant` (default_sessions): in f32, and in
+  /// bf16 too where the CPU has it and the archive holds the IR (for a quantised IR, its float
+  /// layers in bf16: OpenVINO's own default there, so what a user who quantised by hand with NNCF
+  /// runs; on a Zen 4 EPYC, SqueezeNet 1.1's int8 IR took 0.85x the time of its fp32 run), each
+  /// at every thread count of the plan. A session on fewer threads than the cores serves that
+  /// many more callers at once on copies of its own (cores / threads); tuned for callers at once,
+  /// the session at the runtime's default threads is listed again with a stream per caller (up to
+  /// the cores), each with its share of them.
+  [[nodiscard]] static std::vector<OpenVino>
+  sessions_of(const Pt2Archive& archive, const std::string& variant, const CandidatePlan& plan) {
+    std::vector<OpenVino> sessions;
+    const auto in = [&](Precision precision) {
+      at_thread_counts(archive, variant, plan, sessions,
+                       [&] { return from_archive(archive, precision, variant); });
+    };
+    in(Precision::fp32);
+    if (archive.runtime_variants.contains(variant) && cpu_has_bf16()) in(Precision::bf16);
+    return sessions;
+  }
+
+  /// `session` at `count` threads as a tuning for `plan` sets it: on fewer threads than the
+  /// cores, with copies for as many more callers at once (cores / threads); at the runtime's
+  /// default threads, for callers at once, it returns the same session again with a stream per
+  /// caller (up to the cores), to try after it.
+  [[nodiscard]] static std::optional<OpenVino> at_count(OpenVino& session, int count,
+                                                        const CandidatePlan& plan) {
+    if (count > 0 && plan.cores / static_cast<unsigned>(count) > 1)
+      session.set_copies(static_cast<int>(plan.cores / static_cast<unsigned>(count)));
+    if (count != 0 || plan.callers <= 1 || plan.cores <= 1) return std::nullopt;
+    OpenVino streams = session;
+    streams.set_streams(std::min(plan.callers, static_cast<int>(plan.cores)));
+    return streams;
+  }
+
+  /// The names `variant`'s sessions answer to (names, named): the variant's own ("openvino", in
+  /// f32) and in bf16 ("openvino_bf16").
+  [[nodiscard]] static std::vector<std::pair<std::string, OpenVino>>
+  named_forms(const Pt2Archive& archive, const std::string& variant) {
+    return {{variant, from_archive(archive, Precision::fp32, variant)},
+            {variant + "_bf16", from_archive(archive, Precision::bf16, variant)}};
   }
 
   /// The calls that run at once (OpenVINO's streams), each on set_threads() threads (with 0
   /// threads OpenVINO shares the cores among the streams); 0 (the default) is the latency hint's
   /// one stream. Set it before build.
   OpenVino& set_streams(int streams) {
-    if (streams < 0) throw ConfigError("OpenVINO's stream count cannot be negative");
+    if (streams < 0) {
+      throw ConfigError(fmt::format("{}'s stream count cannot be negative", family.runtime));
+    }
     streams_ = streams;
     return *this;
   }
@@ -182,7 +227,9 @@ class OpenVino : public RuntimeSession<OpenVino> {
   /// Copies run unpinned (OpenVINO's CPU pinning would put them on the same cores). Each holds
   /// the model's weights. Set it before build; at least 1.
   OpenVino& set_copies(int copies) {
-    if (copies < 1) throw ConfigError("an OpenVINO session needs at least 1 copy");
+    if (copies < 1) {
+      throw ConfigError(fmt::format("an {} session needs at least 1 copy", family.runtime));
+    }
     copies_ = copies;
     return *this;
   }
@@ -226,15 +273,25 @@ class OpenVino : public RuntimeSession<OpenVino> {
       return n > 0 ? fmt::format(", {} {}{}", n, what, n == 1 ? "" : "s") : std::string();
     };
     return fmt::format("OpenVino({}{}, {}{}{}{}{}{})", package_.filename().string(),
-                       variant_.named("openvino"), to_string(precision_), variant_.described(),
+                       variant_.named(family.name), to_string(precision_), variant_.described(),
                        count(threads_, "thread"), count(streams_, "stream"),
                        copies_ > 1 ? fmt::format(", up to {} copies", copies_) : "",
                        loaded.empty() ? "" : ", OV " + loaded);
   }
   [[nodiscard]] std::string key() const {
-    return fmt::format("openvino:{}{}:{}:{}:{}:{}:{}", package_.string(),
-                       variant_.keyed("openvino"), to_string(precision_), threads_, streams_,
+    return fmt::format("{}:{}{}:{}:{}:{}:{}:{}", family.key, package_.string(),
+                       variant_.keyed(family.name), to_string(precision_), threads_, streams_,
                        copies_, version());
+  }
+  /// What the key says, by field: the session's (RuntimeSession), the precision it computes in,
+  /// its streams and copies, and OpenVINO's version.
+  [[nodiscard]] BackendIdentity identity() const {
+    BackendIdentity identity = session_identity();
+    identity["precision"] = std::string(to_string(precision_));
+    identity["streams"] = streams_;
+    identity["copies"] = copies_;
+    identity["version"] = version();
+    return identity;
   }
   /// A compiled graph's tolerance; bf16's where it computes in bf16. (Calls run at once up to
   /// streams(), one with the latency hint, times copies(); more take turns.)
@@ -246,19 +303,26 @@ class OpenVino : public RuntimeSession<OpenVino> {
 
  private:
   friend class BackendLifecycle<OpenVino>;
+  friend class RuntimeSession<OpenVino>;
 
+  /// RuntimeSession's build, with the bf16 check before the IR is compiled.
   void do_build(const Model& model, std::span<const Sample> samples) {
     read_converted(model, samples);
     if (precision_ == Precision::bf16 && !cpu_has_bf16()) {
-      throw Error("OpenVINO's CPU device has no bf16 on this machine (it needs AVX-512 BF16 or "
-                  "AMX)");
+      throw Error(fmt::format("{}'s CPU device has no bf16 on this machine (it needs AVX-512 BF16 "
+                              "or AMX)",
+                              family.runtime));
     }
-    open();
+    open_session();
   }
 
+  static constexpr const char* missing_runtime =
+      "CMake found no {0} package: install the openvino wheel, which tools/setup-venv.sh does, "
+      "or set OpenVINO_DIR";
+
+#if AITUNE_WITH_OPENVINO
   /// Compiles the IR (kept, so that activate() can compile it again).
   void open() {
-#if AITUNE_WITH_OPENVINO
     try {
       ov::Core& core = detail::openvino_core();
       if (!weights_)
@@ -292,32 +356,22 @@ class OpenVino : public RuntimeSession<OpenVino> {
       unknown_structure_ = converted_.flat_reason(state->outputs);
       state_ = std::move(state);
     } catch (const ov::Exception& cause) {
-      throw Error(fmt::format("OpenVINO {}: {}", version(), summarize_error(cause)));
+      throw Error(fmt::format("{} {}: {}", family.runtime, version(), summarize_error(cause)));
     }
-#else
-    throw Error("this build has no OpenVINO (CMake found no OpenVINO package: install the "
-                "openvino wheel, which tools/setup-venv.sh does, or set OpenVINO_DIR)");
-#endif
   }
 
-  c10::IValue do_infer(const Sample& sample) {
-    check_call(sample);
-#if AITUNE_WITH_OPENVINO
+  /// One call, past the gate (RuntimeSession::do_infer), on a free request.
+  c10::IValue run(const Sample& sample) {
     detail::OpenVinoState& state = *state_;
     c10::InferenceMode inference_mode;
     try {
       detail::BorrowedRequest request(state);
       return infer_on(*request, state, sample);
     } catch (const ov::Exception& cause) {
-      throw Error(fmt::format("OpenVINO {}: {}", version(), summarize_error(cause)));
+      throw Error(fmt::format("{} {}: {}", family.runtime, version(), summarize_error(cause)));
     }
-#else
-    (void)sample;
-    throw Error("this build has no OpenVINO");
-#endif
   }
 
-#if AITUNE_WITH_OPENVINO
   c10::IValue infer_on(ov::InferRequest& request, const detail::OpenVinoState& state,
                        const Sample& sample) {
     std::vector<at::Tensor> inputs;  // alive until the call returns: OpenVINO reads them
@@ -328,7 +382,8 @@ class OpenVino : public RuntimeSession<OpenVino> {
       const at::Tensor& input = inputs.back();
       const auto type = detail::openvino_element_type(input.scalar_type());
       if (type == ov::element::dynamic) {
-        throw Error(fmt::format("OpenVINO takes no {} input", dtype_name(input.scalar_type())));
+        throw Error(
+            fmt::format("{} takes no {} input", family.runtime, dtype_name(input.scalar_type())));
       }
       const auto sizes = input.sizes();
       request.set_input_tensor(
@@ -339,7 +394,7 @@ class OpenVino : public RuntimeSession<OpenVino> {
       const ov::Tensor output = request.get_output_tensor(i);
       const auto dtype = torch_dtype_of(output.get_element_type(), detail::openvino_element_type);
       if (!dtype) {
-        throw Error(fmt::format("OpenVINO returned an output of type {}",
+        throw Error(fmt::format("{} returned an output of type {}", family.runtime,
                                 output.get_element_type().get_type_name()));
       }
       const ov::Shape& shape = output.get_shape();
@@ -352,11 +407,8 @@ class OpenVino : public RuntimeSession<OpenVino> {
   }
 #endif
 
-  void do_deactivate() {
+  void close() {
     state_.reset();
-  }
-  void do_activate() {
-    open();
   }
 
   Precision precision_ = Precision::fp32;

@@ -12,11 +12,15 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/report/backend_identity.hpp"
+#include "aitune/torch/backends/candidate_plan.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"
 #include "aitune/torch/check/stored_reference.hpp"
 #include "aitune/torch/check/tolerance.hpp"
 #include "aitune/torch/customization.hpp"
 #include "aitune/torch/libtorch.hpp"
+#include "aitune/torch/model/archive_variants.hpp"
 #include "aitune/torch/model/input_gate.hpp"
 #include "aitune/torch/model/model.hpp"
 #include "aitune/torch/model/output_structure.hpp"
@@ -246,26 +250,77 @@ struct VariantChoice {
   }
 };
 
-/// What a runtime family is called: in archives and keys (`name`, "onnx": the family's own variant
-/// and its others' stem), in messages (`runtime`, "ONNX Runtime": a literal, which a call's error
-/// can name without formatting), and the device of its own it runs on (`cpu_device`).
-struct RuntimeFamily {
-  std::string_view name;
-  const char* runtime;
-  const char* cpu_device;
-};
-
 /// The base of a backend that runs one of an archive's converted models on another runtime
 /// (OnnxRuntime, OpenVino): the archive and variant it runs, its thread count, what its build
-/// checks before the runtime sees the model, the gate every call passes first, and the traits
-/// the tuner asks of it. `Derived` names its `family` (a RuntimeFamily); it opens its session,
-/// runs calls and says what it is (describe, key).
+/// checks before the runtime sees the model, the gate every call passes first, the traits the
+/// tuner asks of it, and the family's part of the catalogue (default_sessions, names, named).
+/// `Derived` names its `family` (a RuntimeFamily), lists the sessions it tries of one variant
+/// (`sessions_of(archive, variant, plan)`), says how a session at a thread count is set for a
+/// plan (`at_count(session, count, plan)`, which may return another session to try after it), and
+/// the names it answers to for one variant (`named_forms(archive, variant)`: each name with its
+/// session); it opens its session, runs calls and says what it is (describe, key, identity).
 template <class Derived>
 class RuntimeSession : public BackendLifecycle<Derived> {
  public:
   using model_type = Model;
   using sample_type = Sample;
   using output_type = c10::IValue;
+
+  /// The family's default sessions of `model`'s archive for `plan`: Derived::sessions_of each
+  /// variant of the family it holds or names (converted_variants), the quantised ones where
+  /// `quantized`, the others where not.
+  [[nodiscard]] static std::vector<Derived>
+  default_sessions(const Model& model, const CandidatePlan& plan, bool quantized) {
+    std::vector<Derived> sessions;
+    if (!model.is_exported()) return sessions;
+    const Pt2Archive& archive = *model.archive;
+    for (const std::string& variant : converted_variants(archive, quantized)) {
+      if (variant_family(archive, variant) != Derived::family.name) continue;
+      for (Derived& session : Derived::sessions_of(archive, variant, plan))
+        sessions.push_back(std::move(session));
+    }
+    return sessions;
+  }
+
+  /// The names the family answers to in `archive` (Derived::named_forms of each variant
+  /// named_variants lists): of its quantised variants where `quantized`, of the others where not.
+  /// Each takes a thread count after an @ ("onnx@1").
+  [[nodiscard]] static std::vector<std::string> names(const Pt2Archive& archive, bool quantized) {
+    std::vector<std::string> all;
+    for (const std::string& variant : named_variants(archive)) {
+      if (is_quantized_variant(archive, variant) != quantized) continue;
+      for (auto& [name, session] : Derived::named_forms(archive, variant))
+        all.push_back(std::move(name));
+    }
+    return all;
+  }
+
+  /// The session `name` stands for in `archive` (names), at the thread count after its @; none
+  /// where the family has no such name. Throws ConfigError for a bad thread count, or for a
+  /// quantised variant's session unless `quantized` (a tuning under an accuracy budget).
+  [[nodiscard]] static std::optional<Derived> named(const Pt2Archive& archive,
+                                                    const std::string& name, bool quantized) {
+    const std::string base = name.substr(0, name.find('@'));
+    for (const std::string& variant : named_variants(archive)) {
+      for (auto& [form, session] : Derived::named_forms(archive, variant)) {
+        if (form != base) continue;
+        const int threads = session_threads_of(name);
+        if (is_quantized_variant(archive, variant)) {
+          const auto recorded = archive.runtime_variants.find(variant);
+          refuse_unbudgeted(base,
+                            recorded == archive.runtime_variants.end()
+                                ? std::string("int8")
+                                : recorded->second.quantization,
+                            quantized);
+        }
+        // Set as a tuning sets its default session at that count: a name builds the same key.
+        session.set_threads(threads);
+        (void)Derived::at_count(session, threads, CandidatePlan{});
+        return std::move(session);
+      }
+    }
+    return std::nullopt;
+  }
 
   /// The threads the runtime runs one call on; 0 (the default) lets it pick.
   Derived& set_threads(int threads) {
@@ -303,6 +358,60 @@ class RuntimeSession : public BackendLifecycle<Derived> {
   [[nodiscard]] bool takes_range() const noexcept { return variant_.takes_range; }
 
  protected:
+  /// The variants of the family a name may stand for in `archive`: those it holds or names
+  /// (usable or not), then the export tool's own ("onnx", "onnx_int8"), which fail with why where
+  /// the archive lacks them.
+  [[nodiscard]] static std::vector<std::string> named_variants(const Pt2Archive& archive) {
+    std::vector<std::string> variants;
+    for (const bool quantized : {false, true}) {
+      for (std::string& variant : converted_variants(archive, quantized)) {
+        if (variant_family(archive, variant) == Derived::family.name)
+          variants.push_back(std::move(variant));
+      }
+    }
+    const std::string own(Derived::family.name);
+    for (const std::string& tool_name : {own, own + "_int8"}) {
+      if (std::find(variants.begin(), variants.end(), tool_name) == variants.end())
+        variants.push_back(tool_name);
+    }
+    return variants;
+  }
+
+  /// `make()` at each of `plan`'s thread counts, each then set for the plan by
+  /// Derived::at_count, which may return another session to list after it; `make()` alone,
+  /// unshaped, for a variant the archive names but cannot run (its conversion failed, its record
+  /// cannot be used, or its records cannot be read): its build says why, and the report names it
+  /// once, not at every count.
+  template <class Make>
+  static void at_thread_counts(const Pt2Archive& archive, const std::string& variant,
+                               const CandidatePlan& plan, std::vector<Derived>& sessions,
+                               Make make) {
+    if (!archive.runtime_variants.contains(variant) || !archive.records_problem.empty()) {
+      if (archive.failed_variants.contains(variant) ||
+          archive.unusable_variants.contains(variant) || !archive.records_problem.empty()) {
+        sessions.push_back(make());
+      }
+      return;
+    }
+    for (const int count : plan.runtime_threads) {
+      Derived session = make();
+      session.set_threads(count);
+      std::optional<Derived> next = Derived::at_count(session, count, plan);
+      sessions.push_back(std::move(session));
+      if (next) sessions.push_back(std::move(*next));
+    }
+  }
+
+  /// The fields every session's identity has: its family, variant, archive, threads and the
+  /// variant's quantisation (empty: none).
+  [[nodiscard]] BackendIdentity session_identity() const {
+    return {{"family", std::string(Derived::family.name)},
+            {"variant", variant_.name},
+            {"package", package_.string()},
+            {"threads", threads_},
+            {"quantization", variant_.quantization}};
+  }
+
   explicit RuntimeSession(std::filesystem::path package)
       : package_(std::move(package)), variant_{std::string(Derived::family.name)} {}
 
@@ -336,12 +445,47 @@ class RuntimeSession : public BackendLifecycle<Derived> {
     gate_.check(sample, [this] { return static_cast<const Derived&>(*this).describe(); });
   }
 
+  // The life-cycle steps every family shares. It writes, where this build has its runtime,
+  // open() (its session from the converted model, kept so that activate can open it again) and
+  // run() (one call); close(); `missing_runtime`, how a build gets the runtime ({0}: its name);
+  // and a do_build of its own where its build checks more first.
+  friend class BackendLifecycle<Derived>;
+
+  void do_build(const Model& model, std::span<const Sample> samples) {
+    read_converted(model, samples);
+    open_session();
+  }
+  /// Derived::open(), where this build has the runtime; else throws what it lacks.
+  void open_session() {
+    if constexpr (Derived::available()) {
+      self().open();
+    } else {
+      throw Error(fmt::format(
+          "this build has no {} ({})", Derived::family.runtime,
+          fmt::format(fmt::runtime(Derived::missing_runtime), Derived::family.runtime)));
+    }
+  }
+  /// A call passes the gate first (check_call), then runs on the runtime, where this build has
+  /// it.
+  c10::IValue do_infer(const Sample& sample) {
+    check_call(sample);
+    if constexpr (Derived::available()) {
+      return self().run(sample);
+    } else {
+      throw Error(fmt::format("this build has no {}", Derived::family.runtime));
+    }
+  }
+  void do_activate() { open_session(); }
+  void do_deactivate() { self().close(); }
+
   /// `policy` with what the variant adds: its quantisation, and why outputs come back flat.
   [[nodiscard]] OutputPolicy with_variant(OutputPolicy policy) const {
     policy.quantization = variant_.quantization;
     policy.unknown_structure = unknown_structure_;
     return policy;
   }
+
+  Derived& self() { return static_cast<Derived&>(*this); }
 
   std::filesystem::path package_{};
   int threads_ = 0;

@@ -14,6 +14,9 @@
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/report/backend_identity.hpp"
+#include "aitune/torch/backends/any_backend.hpp"
+#include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/backends/input_mutation.hpp"
 #include "aitune/torch/check/compare_outputs.hpp"
 #include "aitune/torch/check/tolerance.hpp"
@@ -83,6 +86,8 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
   using sample_type = Sample;
   using output_type = c10::IValue;
 
+  static constexpr RuntimeFamily family{"torchscript", "TorchScript", "", "torchscript"};
+
   explicit ScriptModuleBackend(ScriptRecipe recipe) : recipe_(std::move(recipe)) {}
 
   /// The baseline of every LibTorch strategy: the model as loaded.
@@ -114,8 +119,16 @@ class ScriptModuleBackend : public BackendLifecycle<ScriptModuleBackend> {
     return fmt::format("{}({})", recipe_.name, fmt::join(options, ", "));
   }
 
+  /// What the key says, by field: the family, the recipe ("TorchScriptFrozen") and the dtype
+  /// it computes in.
+  [[nodiscard]] BackendIdentity identity() const {
+    return {{"family", std::string(family.name)},
+            {"variant", recipe_.name},
+            {"precision", recipe_.dtype ? short_dtype_name(*recipe_.dtype) : "fp32"}};
+  }
+
   [[nodiscard]] std::string key() const {
-    return fmt::format("torchscript:{}{}{}:{}", recipe_.freeze ? "freeze," : "",
+    return fmt::format("{}:{}{}{}:{}", family.key, recipe_.freeze ? "freeze," : "",
                        recipe_.optimize_for_inference ? "optimize," : "",
                        recipe_.channels_last ? "channels_last," : "",
                        recipe_.dtype ? short_dtype_name(*recipe_.dtype) : "fp32");
@@ -262,6 +275,22 @@ class ChannelsLast : public ScriptModuleBackend {
  public:
   explicit ChannelsLast(std::optional<c10::ScalarType> dtype = std::nullopt)
       : ScriptModuleBackend(ScriptRecipe{"ChannelsLast", true, false, true, dtype}) {}
+};
+
+/// A TorchScript model's candidate by name (the catalogue's names for such a model).
+struct ScriptCandidate {
+  std::string_view name;
+  AnyBackend (*make)();
+};
+
+/// The names a TorchScript model's candidates answer to, in the order help text lists them.
+inline const ScriptCandidate script_candidates[] = {
+    {"eager", [] { return AnyBackend(TorchEager()); }},
+    {"frozen", [] { return AnyBackend(TorchScriptFrozen()); }},
+    {"optimized", [] { return AnyBackend(TorchScriptOptimized()); }},
+    {"channels_last", [] { return AnyBackend(ChannelsLast()); }},
+    {"bf16", [] { return AnyBackend(TorchScriptFrozen(c10::ScalarType::BFloat16)); }},
+    {"fp16", [] { return AnyBackend(TorchScriptFrozen(c10::ScalarType::Half)); }},
 };
 
 }  // namespace AITUNE_LT_ABI

@@ -8,27 +8,32 @@
 
 #include "aitune/core/detail/text/format.hpp"
 #include "aitune/torch/model/archive_contents.hpp"
+#include "aitune/torch/model/archive_records.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-/// The families whose runtimes this library runs a converted model on.
-inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "openvino"};
+/// The families whose runtimes this library runs a converted model on, in name order: those the
+/// archive reader knows the files of (detail::runtime_family_files).
+[[nodiscard]] inline std::vector<std::string> converted_families() {
+  std::vector<std::string> families;
+  for (const auto& [family, files] : detail::runtime_family_files())
+    families.push_back(family);
+  return families;
+}
 
 /// The converted family a variant's name starts with ("onnx_int8": "onnx"), or empty.
 [[nodiscard]] inline std::string family_by_name(const std::string& variant) {
-  for (const std::string_view family : converted_families) {
-    if (variant.starts_with(family)) return std::string(family);
+  for (const std::string& family : converted_families()) {
+    if (variant.starts_with(family)) return family;
   }
   return {};
 }
@@ -62,19 +67,21 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
       found != archive.runtime_variants.end()) {
     return !found->second.quantization.empty();
   }
-  return variant == "onnx_int8" || variant == "openvino_int8";
+  const std::string family = family_by_name(variant);
+  return !family.empty() && variant == family + "_int8";
 }
 
 /// The variants of `archive` that ONNX Runtime or OpenVINO run, each family's in name order,
 /// ONNX Runtime's first, quantised ones (is_quantized_variant) only where `quantized`, others
 /// only where not: every converted model it holds under any name, and those whose record cannot
 /// be used or whose conversion failed (their candidates fail with the cause). An archive whose
-/// records cannot be read at all lists "onnx" and "openvino" (unquantised), which fail with why.
+/// records cannot be read at all lists each family's own ("onnx", "openvino"; unquantised),
+/// which fail with why.
 [[nodiscard]] inline std::vector<std::string> converted_variants(const Pt2Archive& archive,
                                                                  bool quantized) {
   std::vector<std::string> names;
   if (!archive.records_problem.empty()) {
-    if (!quantized) names = {"onnx", "openvino"};
+    if (!quantized) names = converted_families();
     return names;
   }
   std::set<std::string> all;  // in name order, each once (an archive may hold thousands)
@@ -84,7 +91,7 @@ inline constexpr std::array<std::string_view, 2> converted_families{"onnx", "ope
     for (const auto& [name, why] : *unmade)
       all.insert(name);
   }
-  for (const std::string_view family : converted_families) {
+  for (const std::string& family : converted_families()) {
     for (const std::string& name : all) {
       if (variant_family(archive, name) == family &&
           is_quantized_variant(archive, name) == quantized) {

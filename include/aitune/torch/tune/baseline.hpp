@@ -19,33 +19,13 @@
 #include "aitune/torch/backends/torchscript.hpp"
 #include "aitune/torch/model/model.hpp"
 
-#include <algorithm>
-
 namespace aitune::lt {
 inline namespace AITUNE_LT_ABI {
 
-/// The first AOTInductor compilation of `archive` that computes in full precision (fp32, not
-/// quantised): the only kind that may stand in for eager PyTorch. Null where it has none.
-[[nodiscard]] inline const AotiModelInfo*
-first_full_precision_compilation(const Pt2Archive& archive) {
-  const auto& compiled = archive.aoti_models;
-  const auto found = std::find_if(compiled.begin(), compiled.end(), [](const AotiModelInfo& info) {
-    return info.precision == Precision::fp32 && info.quantization.empty();
-  });
-  return found == compiled.end() ? nullptr : &*found;
-}
-
-/// The AOTInductor model of `model`'s archive that is its baseline: the first full-precision one
-/// (first_full_precision_compilation: a bf16 or int8 compilation never is, since the candidates'
-/// accuracy is judged against the baseline's outputs), where LibTorch has no native runtime to
-/// run the ExportedProgram (AITUNE_TORCH_HAS_NATIVE_RUNTIME: the wheels from 2.12 on). Null for
-/// a TorchScript model, an archive without one, where the native runtime is the baseline, or
-/// where LibTorch runs no AOTInductor model either (before 2.6).
+/// The AOTInductor model of `model`'s archive that is its baseline (AOTInductor::baseline_of),
+/// or null where the native runtime or TorchEager is.
 [[nodiscard]] inline const AotiModelInfo* aoti_baseline_of(const Model& model) {
-  if (NativeRuntime::available() || !AOTInductor::available() || !model.is_exported()) {
-    return nullptr;
-  }
-  return first_full_precision_compilation(*model.archive);
+  return AOTInductor::baseline_of(model);
 }
 
 /// The baseline of `model` (see the file's comment), unbuilt.

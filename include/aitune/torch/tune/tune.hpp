@@ -3,7 +3,7 @@
 
 /// @file
 /// One call from a model to a TunedModule: lt::tune with its TuneOptions. The candidates it tries
-/// by default are tune/candidates.hpp's, the inputs it accepts tune/input_contract.hpp's.
+/// by default are tune/catalogue.hpp's, the inputs it accepts tune/input_contract.hpp's.
 
 #include "aitune/core/cache/cached_tuning.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
@@ -23,6 +23,7 @@
 #include "aitune/torch/serve/tuned_module.hpp"
 #include "aitune/torch/tune/baseline.hpp"
 #include "aitune/torch/tune/candidates.hpp"
+#include "aitune/torch/tune/catalogue.hpp"
 #include "aitune/torch/tune/input_contract.hpp"
 #include "aitune/torch/tune/tuning_key.hpp"
 #include "aitune/torch/wrappers/torch_threads.hpp"
