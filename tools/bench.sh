@@ -65,6 +65,8 @@ case "$which" in
 esac
 tools/install-deps.sh
 tools/setup-venv.sh
+# The benchmarks that make int8 variants or quantising peers need the quantisers (NNCF, torchao).
+case "$which" in peers|int8-cost) tools/setup-venv.sh --quantize ;; esac
 # The ci preset leaves the benchmarks out of CI's build: they are built here, on demand (a mode
 # that runs no C++ program builds nothing).
 if [ ${#targets[@]} -gt 0 ]; then
@@ -94,7 +96,7 @@ case "$which" in
     shift
     variants=default,freezing,max_autotune,bf16,onnx,openvino
     # Under an accuracy budget the tuner's int8 variants race too: archives of their own, with
-    # them (NNCF and torchao are installed on first use). The image models are trained on the
+    # them (NNCF and torchao: setup-venv.sh --quantize, above). The image models are trained on the
     # synthetic task first (tools/synthetic_task.py), calibrated and judged on its inputs: with
     # random weights their class scores are near ties that any rounding reorders, so top-1
     # agreement could judge no reduced precision. The transformers keep random weights and

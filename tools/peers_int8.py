@@ -130,7 +130,7 @@ def openvino_int8_defaults(model, calibration, transformer, log):
     3.4 fails on a BERT: KeyError on its embedding's Gather)."""
     from aitune_export.quantize import ensure_nncf
 
-    nncf = ensure_nncf(log)
+    nncf = ensure_nncf()
     options = {"model_type": nncf.ModelType.TRANSFORMER} if transformer else {}
     return nncf.quantize(model, nncf.Dataset([[t.numpy() for t in sample]
                                               for sample in calibration]), **options)

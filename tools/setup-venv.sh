@@ -14,6 +14,9 @@
 #   tools/setup-venv.sh --prepare  only what every venv's set-up shares (the headers, Debian's
 #                                  python3-venv where python3 lacks venv): run it first, and two
 #                                  set-ups can then run side by side (tools/run-tests.sh does)
+#   tools/setup-venv.sh --quantize .venv/ as above, and the quantisers of the export tool's int8
+#                                  variants (tools/requirements-quantize.txt: NNCF, torchao, pinned
+#                                  for PyTorch 2.11); the export tool never installs them itself
 # AITUNE_TORCH=2.15 picks the version when no argument does (tools/torch-versions.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,16 @@ base_python() {
 tools/fetch-onnxruntime-headers.sh
 if [ "${1:-}" = --prepare ]; then
   base_python >/dev/null
+  exit 0
+fi
+if [ "${1:-}" = --quantize ]; then
+  tools/setup-venv.sh  # .venv/ first (remade, quantisers gone, when its requirements change)
+  quantisers=tools/requirements-quantize.txt
+  if ! cmp -s "$quantisers" .venv/.aitune-quantize; then
+    echo "aitune: installing $(grep -v '^#' "$quantisers" | xargs) into .venv"
+    .venv/bin/python -m pip install --quiet --no-cache-dir -r "$quantisers"
+    cp "$quantisers" .venv/.aitune-quantize
+  fi
   exit 0
 fi
 . tools/torch-versions.sh

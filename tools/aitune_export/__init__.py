@@ -18,13 +18,15 @@ and, for the CPU, the same program converted for other runtimes, which join the 
 and, with calibration inputs, int8 quantisations of the converted models (quantize.py):
 
   onnx_int8      ONNX Runtime's quantiser: record aitune/onnx_int8/model.onnx
-  openvino_int8  NNCF post-training quantisation (installed on first use from
-                 tools/requirements-quantize.txt): aitune/openvino_int8/model.xml and model.bin
+  openvino_int8  NNCF post-training quantisation (from tools/requirements-quantize.txt, which
+                 tools/setup-venv.sh --quantize installs): aitune/openvino_int8/model.xml and
+                 model.bin
 
 and the program itself quantised to int8 and compiled (aoti_int8.py):
 
-  aoti_int8      PT2E with torchao's X86InductorQuantizer (installed on first use from
-                 tools/requirements-quantize.txt), compiled by AOTInductor with freezing=True
+  aoti_int8      PT2E with torchao's X86InductorQuantizer (from tools/requirements-quantize.txt,
+                 which tools/setup-venv.sh --quantize installs), compiled by AOTInductor with
+                 freezing=True
 
 --calibration FILE.py:FUNCTION gives them real inputs (an iterable of input tuples; never the
 inputs their accuracy is checked on), else --calibration-samples random ones (default 300) with

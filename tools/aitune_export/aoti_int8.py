@@ -1,5 +1,5 @@
-"""aoti_int8: the program quantised to int8 by PT2E (torchao's X86InductorQuantizer, installed on
-first use from tools/requirements-quantize.txt) and compiled by AOTInductor with freezing=True,
+"""aoti_int8: the program quantised to int8 by PT2E (torchao's X86InductorQuantizer, from
+tools/requirements-quantize.txt, which tools/setup-venv.sh --quantize installs) and compiled by AOTInductor with freezing=True,
 which is what folds the weights' quantisation into oneDNN's int8 convolutions and matmuls (without
 it the quantise/dequantise pairs stay and the compilation is slower than f32's).
 
@@ -44,8 +44,8 @@ class Pt2eQuantiser:
     strict = True  # PT2E annotates by the modules the nodes came from: a strict export's record
     kernels_required = True  # its graph must lower to quantised kernels
 
-    def __init__(self, log):
-        self.version = {"torchao": ensure_torchao(log).__version__}
+    def __init__(self):
+        self.version = {"torchao": ensure_torchao().__version__}
 
     @staticmethod
     def quantizer(left_out):
@@ -124,7 +124,7 @@ def compile_int8(module, inputs, dynamic_shapes, cases, calibration, log, valida
     calibration's digests, what a repair left out). `quantiser`: Pt2eQuantiser by default.
     Whether it needs repair is judged on `judged_on` (held-out task inputs; None: on `cases`).
     Raises where it cannot be made."""
-    quantiser = quantiser or Pt2eQuantiser(log)
+    quantiser = quantiser or Pt2eQuantiser()
     shapes = None if dynamic_shapes is None else {"args": dynamic_shapes}
     graph = torch.export.export(module, clone_inputs(inputs), dynamic_shapes=dynamic_shapes,
                                 strict=quantiser.strict).module()

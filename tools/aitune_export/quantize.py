@@ -8,7 +8,7 @@ calibration inputs. Each is a variant of its runtime's family with a "quantizati
   openvino_int8  NNCF post-training quantisation of the openvino model (NNCF's default preset,
                  MIXED where that breaks the example's outputs; NNCF's transformer model type
                  for a transformer; overflow_fix off VNNI). NNCF comes from
-                 tools/requirements-quantize.txt, installed on first use.
+                 tools/requirements-quantize.txt, which tools/setup-venv.sh --quantize installs.
 
 A model is a transformer where --model-type transformer says so, or where most of the ONNX
 graph's weighted operations are MatMul/Gemm rather than Conv. Int8 moves the outputs: the variant
@@ -20,16 +20,14 @@ aitune-cpp digests a sample), so that a tuning can tell held-out inputs from cal
 import hashlib
 import importlib
 import os
-import subprocess
-import sys
 import tempfile
 
 import torch
 
 from .inputs import make_inputs
 
-REQUIREMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "requirements-quantize.txt")
+# What installs the quantisers this module imports (nncf, torchao): nothing installs at run time.
+QUANTISERS_SETUP = "tools/setup-venv.sh --quantize"
 
 # c10::toString of each dtype: what aitune-cpp's sample digest names it by.
 C10_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half",
@@ -194,24 +192,23 @@ def outputs_of(compiled, inputs):
     return [results[i] for i in range(len(compiled.outputs))]
 
 
-def ensure_installed(module_name, log):
-    """Imports `module_name` (nncf, torchao), installing tools/requirements-quantize.txt into this
-    Python first where it is missing."""
+def require_quantiser(module_name):
+    """Imports `module_name` (nncf, torchao: pinned in tools/requirements-quantize.txt). Where
+    this Python lacks it, raises ImportError naming the command that installs it: an export
+    installs nothing itself (the variant that needs it fails with that cause, named)."""
     try:
         return importlib.import_module(module_name)
-    except ImportError:
-        log(f"installing the quantisers for the int8 variants: pip install -r {REQUIREMENTS}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "-r",
-                        REQUIREMENTS], check=True)
-    return importlib.import_module(module_name)
+    except ImportError as error:
+        raise ImportError(f"{module_name} is not installed (the int8 variants' quantisers are not "
+                          f"part of the default set-up): run {QUANTISERS_SETUP}") from error
 
 
-def ensure_nncf(log):
-    return ensure_installed("nncf", log)
+def ensure_nncf():
+    return require_quantiser("nncf")
 
 
-def ensure_torchao(log):
-    return ensure_installed("torchao", log)
+def ensure_torchao():
+    return require_quantiser("torchao")
 
 
 def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, validation=None,
@@ -275,7 +272,7 @@ def onnx_int8(onnx_bytes, names, cases, calibration, transformer, log=print, val
     quantization = {"dtype": "int8", "per_channel": True, "reduce_range": reduce_range,
                     "judged_on": judged[2], **method}
     if validation is not None and not kept(*judged[:2], repair_below):
-        nncf = ensure_nncf(log)
+        nncf = ensure_nncf()
         items = validation()
         log(f"onnx_int8: cosine {judged[0]:.6f}{'' if judged[1] else ', not finite'} on "
             f"{judged[2]}; made again by NNCF with accuracy control on {len(items)} held-out "
@@ -325,7 +322,7 @@ def openvino_int8(xml_bytes, bin_bytes, names, cases, calibration, transformer, 
     inputs), which keeps the layers that cost the most accuracy in f32 until the least cosine on
     them is within 1 - repair_below of the f32 model's, or `repair_iterations` layer groups are
     reverted; "quantization" then has "repaired", which says whether it got there."""
-    nncf = ensure_nncf(log)
+    nncf = ensure_nncf()
     import openvino
 
     core = openvino.Core()
