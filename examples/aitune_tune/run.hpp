@@ -53,7 +53,7 @@ make_candidates(const std::vector<std::string>& names, const aitune::lt::Model& 
   if (names.empty()) {
     aitune::lt::CandidatePlan plan = aitune::lt::CandidatePlan::for_callers(callers, quantized);
     if (runtime_threads) plan.runtime_threads = *runtime_threads;
-    return aitune::lt::default_candidates(model, plan, aitune::lt::ArchiveFamilies{});
+    return aitune::lt::default_candidates(model, plan);
   }
   try {
     return aitune::lt::candidates_named(model, names, quantized);

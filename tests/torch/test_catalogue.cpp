@@ -151,6 +151,8 @@ TEST_CASE("Names build the keys the default candidates have, at each thread coun
   }
   const std::vector<std::string> defaults =
       keys_of(default_candidates(model, CandidatePlan{{1, 0}}, ArchiveFamilies{}));
+  // Without a family list, the archive's families (an empty list was deduced once).
+  CHECK(keys_of(default_candidates(model, CandidatePlan{{1, 0}})) == defaults);
   CHECK(keys_of(candidates_named(model, names)) == defaults);
   // The int8 models only under a budget, by name as by default.
   CHECK_THROWS_WITH(candidate_named(model, "onnx_int8@1"),

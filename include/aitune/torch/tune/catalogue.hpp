@@ -78,7 +78,7 @@ template <class... Families>
 /// Throws ConfigError for thread counts a session cannot take (CandidatePlan::check).
 template <class... Families>
 [[nodiscard]] std::vector<AnyBackend>
-default_candidates(const Model& model, const CandidatePlan& plan, FamilyList<Families...> = {}) {
+default_candidates(const Model& model, const CandidatePlan& plan, FamilyList<Families...>) {
   if (!model.is_exported()) return default_candidates(model.device);
   plan.check();
   std::vector<AnyBackend> candidates;
@@ -91,7 +91,13 @@ default_candidates(const Model& model, const CandidatePlan& plan, FamilyList<Fam
   return candidates;
 }
 
-/// default_candidates(model, plan) for an ArchiveFamilies plan of these fields: each runtime
+/// default_candidates(model, plan, families) for ArchiveFamilies.
+[[nodiscard]] inline std::vector<AnyBackend> default_candidates(const Model& model,
+                                                                const CandidatePlan& plan) {
+  return default_candidates(model, plan, ArchiveFamilies{});
+}
+
+/// default_candidates(model, plan) for a plan of these fields: each runtime
 /// session at every count of `runtime_threads` (0: the runtime's default), tuned at `callers` at
 /// once, the quantised models joining where `quantized`.
 [[nodiscard]] inline std::vector<AnyBackend>
