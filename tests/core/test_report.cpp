@@ -247,7 +247,10 @@ class MoveOnlyBackend : public BackendLifecycle<MoveOnlyBackend> {
 };
 }  // namespace
 
-TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization]") {
+namespace {
+/// Biased() (incorrect: it adds 1) then Plain() tuned on the sample 3, without performance
+/// validation: Plain() is selected.
+TuneResult<PlainBackend> tune_biased_then_plain() {
   FakeModel model;
   MinLatencyStrategy<PlainBackend> strategy(
       {PlainBackend(1), PlainBackend(0)},
@@ -256,7 +259,12 @@ TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization
           .set_sink(null_sink())
           .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(0, 1))));
   const std::vector<int> samples{3};
-  const auto result = strategy.tune(model, samples);
+  return strategy.tune(model, samples);
+}
+}  // namespace
+
+TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization]") {
+  const auto result = tune_biased_then_plain();
   CHECK(result.report.candidates[0].status == CandidateStatus::incorrect);
   CHECK(result.report.candidates[0].reason == "output differs from the baseline's");
   CHECK(result.report.selected == "Plain()");
@@ -267,15 +275,7 @@ TEST_CASE("Without check_outputs, outputs are compared with ==", "[customization
 }
 
 TEST_CASE("A report names each backend's identity beside its key, and reads it back", "[report]") {
-  FakeModel model;
-  MinLatencyStrategy<PlainBackend> strategy(
-      {PlainBackend(1), PlainBackend(0)},
-      StrategyConfig{}
-          .enable_performance_validation(false)
-          .set_sink(null_sink())
-          .set_profiling(ProfilingConfig{}.set_stop_rule(NumSteps(0, 1))));
-  const std::vector<int> samples{3};
-  const TuneReport report = strategy.tune(model, samples).report;
+  const TuneReport report = tune_biased_then_plain().report;
   REQUIRE(report.selected == "Plain()");
   CHECK(report.selected_identity == BackendIdentity{{"family", "plain"}, {"bias", 0}});
   CHECK(report.candidates[0].identity == BackendIdentity{{"family", "plain"}, {"bias", 1}});
