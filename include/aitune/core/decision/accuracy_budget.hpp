@@ -44,7 +44,8 @@ struct OutputAccuracy {
   /// The least cosine similarity of actual and expected, each flattened (1: same direction).
   std::optional<double> cosine{};
   /// Of the rows along the last dimension (positions times samples), those where the baseline's
-  /// top-1 class is among the candidate's top-k: measured for an output an accuracy budget
+  /// top-1 class is among the candidate's top-k (equal scores ranked by the lower class index,
+  /// as argmax ranks them; NaN above every number): measured for an output an accuracy budget
   /// takes as class scores (AccuracyBudget::measures_top_k); `top_k_rows` 0 when not measured.
   /// The rows are the reference's, whatever the candidate gave: a checker that compares the
   /// reference with itself counts them (the check's bound on what later samples can add).
