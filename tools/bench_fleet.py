@@ -137,7 +137,7 @@ def main():
             work = os.path.join(folder, name)
             os.makedirs(work)
 
-            def machine(index, state):
+            def machine(index, state, work=work):
                 """A machine's own folder: its cache file and its digest memo (XDG)."""
                 home = os.path.join(work, f"{state}_{index}")
                 shutil.rmtree(home, ignore_errors=True)
@@ -229,8 +229,8 @@ def main():
             bound = one_tuning + (fleet - 1) * 1.2 * one_hit
             spent = cell(model, fleet, "cold", "redis")["cpu_s"]
             own = cell(model, fleet, "cold", "files")["cpu_s"]
-            check = {"model": model, "fleet": fleet, "cold_redis_cpu_s": spent, "bound_cpu_s": bound,
-                     "cold_own_files_cpu_s": own, "holds": spent <= bound}
+            check = {"model": model, "fleet": fleet, "cold_redis_cpu_s": spent,
+                     "bound_cpu_s": bound, "cold_own_files_cpu_s": own, "holds": spent <= bound}
             summary["checks"].append(check)
             print(f"{model}: a cold fleet of {fleet} on one Redis spent {spent:.1f} CPU-s; the "
                   f"bound (one tuning {one_tuning:.1f} + {fleet - 1} x 1.2 x one warm hit "

@@ -25,9 +25,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import synthetic_task  # noqa: E402
-from bench_peers import aoti_names, has_class_scores, read_inputs, input_args  # noqa: E402
+import synthetic_task
+from bench_peers import aoti_names, has_class_scores, read_inputs, input_args
 
 MODELS = ["resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
           "transformer_encoder"]

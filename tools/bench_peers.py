@@ -76,12 +76,11 @@ import zipfile
 import numpy
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_real import cpu_features, cpu_name, describe_cpu  # noqa: E402
-from aitune_export import ONNX_RECORD, OPENVINO_RECORDS  # noqa: E402
-from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
-import peers_int8  # noqa: E402
-import synthetic_task  # noqa: E402
+from bench_real import cpu_features, cpu_name, describe_cpu
+from aitune_export import ONNX_RECORD, OPENVINO_RECORDS
+from aitune_export.inputs import make_inputs, parse_input
+import peers_int8
+import synthetic_task
 
 FIVE = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
         "transformer_encoder")
@@ -762,7 +761,8 @@ def main():
         results = [bench_model(args, name, log)
                    for name in args.names or (WITH_BUDGET if args.accuracy else FIVE)]
     cpu = cpu_name()
-    print(f"machine: {describe_cpu()}, {os.cpu_count()} hardware threads; torch {torch.__version__}, "
+    print(f"machine: {describe_cpu()}, {os.cpu_count()} hardware threads; "
+          f"torch {torch.__version__}, "
           f"{torch.get_num_threads()} intra-op threads")
     for result in results:
         print_model(result)

@@ -23,7 +23,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 SEQ = 128  # tokens of the text models' inputs
 
@@ -159,7 +158,8 @@ def tune_one(name, out_dir, tune, budget):
         if c.get("status") != "ok":
             causes.append(f"{c.get('backend')}: {c.get('status')}: {first_line(c.get('reason'))}")
     if expected and not expected.get("equal"):
-        causes.append(f"ours: the tuned module differs from eager: {first_line(expected['reason'])}")
+        causes.append("ours: the tuned module differs from eager: "
+                      f"{first_line(expected['reason'])}")
     row["cause"] = "; ".join(causes)
     return row
 
@@ -234,7 +234,7 @@ def main():
         done = subprocess.run([sys.executable, os.path.abspath(__file__), "--export-one", name,
                                "--out", args.out, "--variants", args.variants],
                               capture_output=True, text=True)
-        lines = [l for l in done.stdout.splitlines() if l.startswith("RESULT ")]
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
         if lines:
             row = json.loads(lines[-1][len("RESULT "):])
         else:
@@ -248,8 +248,8 @@ def main():
             if export_cause:
                 row["cause"] = "; ".join(c for c in (export_cause, row.get("cause")) if c)
         rows.append(row)
-        print(f"   {json.dumps({k: row.get(k) for k in ('export_ok', 'baseline_ok', 'candidates_ok', 'outputs_equal', 'selected', 'cause')})}",
-              file=sys.stderr, flush=True)
+        shown = ("export_ok", "baseline_ok", "candidates_ok", "outputs_equal", "selected", "cause")
+        print(f"   {json.dumps({k: row.get(k) for k in shown})}", file=sys.stderr, flush=True)
 
     header = (f"{'model':<40} {'library':<13} {'export':<7} {'baseline':<9} {'ok/total':<9} "
               f"{'= eager':<8} {'selected':<50} {'ratio [99.x % CI]':<26} cause")

@@ -51,7 +51,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # name -> (transformers model class, config class, default config arguments, small ones, vocab)
 MODELS = {
@@ -285,7 +284,7 @@ def bench_model(args, name):
         return None
     families = ["onnxruntime", "openvino", *variant_names(args.aoti)]
     failures = []  # (what, cause)
-    for shape, archive in archives.items():
+    for archive in archives.values():
         if "error" in archive:
             failures.append((f"export {os.path.basename(archive['path'])}", archive["error"]))
         for variant, cause in archive.get("failed", {}).items():
@@ -438,7 +437,7 @@ def print_model(result, args):
               f"{diff_text(row['static']):>8}")
     print("  (eager PyTorch: one module at every length; its 'padded' is eager at "
           f"{args.pad}; diff: largest |output - eager| / largest |eager|)")
-    print(f"  fastest dynamic model at each length (eager PyTorch counted):")
+    print("  fastest dynamic model at each length (eager PyTorch counted):")
     firsts = []
     for winner in result["winners"]:
         ranking = winner["ranking"]
@@ -460,7 +459,8 @@ def print_model(result, args):
     for shape, archive in result["archives"].items():
         if archive.get("export_s") is not None:
             exports.append(f"{'range' if shape == 'dynamic' else shape} "
-                           f"{archive['export_s']:.0f} s{' (reused)' if archive.get('reused') else ''}")
+                           f"{archive['export_s']:.0f} s"
+                           f"{' (reused)' if archive.get('reused') else ''}")
     if exports:
         print(f"  export times (all variants): {', '.join(exports)}")
     for failure in result["failures"]:

@@ -2,11 +2,9 @@
 """Exports a PyTorch model into one torch.export .pt2 archive for aitune-cpp: the command line of
 the package tools/aitune_export/, whose docstring (and --help) says what the archive holds."""
 import contextlib
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aitune_export.cli import main  # noqa: E402
+from aitune_export.cli import main
 
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt):

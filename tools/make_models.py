@@ -26,14 +26,15 @@ import sys
 # PyTorch deprecated Python's torch.jit in 2.11: a FutureWarning in 2.11 to 2.15. A proposed
 # upstream change (not in 2.15) makes it an error unless this variable is set. Tracing is what the
 # TorchScript files are for.
-os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR", "I promise to migrate by 2.15")
+os.environ.setdefault("TORCH_2_14_ONLY_UNSAFE_SILENCE_TORCHSCRIPT_ERROR",
+                      "I promise to migrate by 2.15")
 
-import torch  # noqa: E402
+import torch
 
-from aitune_export import (  # noqa: E402
+from aitune_export import (
     VARIANT_NAMES, default_variants, write_atomically)
-from aitune_export.inputs import make_inputs, parse_input  # noqa: E402
-import synthetic_task  # noqa: E402
+from aitune_export.inputs import make_inputs, parse_input
+import synthetic_task
 
 
 class TransformerEncoderModel(torch.nn.Module):
@@ -173,7 +174,8 @@ def make(name, out_dir, force, model_format="torchscript", variants=(), device="
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help=f"models to make (default: all): {', '.join(MODELS)}")
+    parser.add_argument("names", nargs="*",
+                        help=f"models to make (default: all): {', '.join(MODELS)}")
     parser.add_argument("--out", default="models", help="output folder (default: models)")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript")

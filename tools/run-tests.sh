@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian 12 machine: installs what is missing (Debian packages;
-# the tested PyTorch versions from PyPI into .venv/ and .venv-2.15/), then configures, builds and
-# runs ctest on each platform:
+# the tested PyTorch versions from PyPI into .venv/ and .venv-2.15/), runs ruff and pytest on the
+# project's Python (tools/), then configures, builds and runs ctest on each platform:
 #   ci               PyTorch 2.11 (the GPU machine's, the primary platform): every test
 #   ci-2.15          PyTorch 2.15 (PyPI's newest): every test that depends on the LibTorch, less
 #                    the scenarios (label scenario)
@@ -56,6 +56,12 @@ if [ "$free_gb" -lt "$need_gb" ]; then
     "about $need_gb GB more (the venvs it has to install, and the builds)" >&2
 fi
 step "venvs ${venvs[*]}" setup_venvs "${venvs[@]}"
+# The project's Python (tools/pyproject.toml): lint, then its unit tests. A few seconds.
+python_checks() {
+  .venv/bin/ruff check tools
+  .venv/bin/python -m pytest tools
+}
+step "python (ruff, pytest)" python_checks
 for preset in $presets; do
   echo "== preset $preset"
   step "$preset configure" cmake --preset "$preset" >/dev/null

@@ -2,7 +2,8 @@
 # Installs one tested PyTorch (a full LibTorch with CUDA, which runs on the CPU where there is no
 # GPU), torchvision, transformers and timm (real architectures for the tests and benchmarks), and
 # the peer runtimes ONNX Runtime and OpenVINO with the ONNX exporter's packages into a
-# project-local virtual environment (git-ignored), and fetches ONNX Runtime's C API headers
+# project-local virtual environment (git-ignored) with the project's own Python package (tools/,
+# editable, with ruff and pytest), and fetches ONNX Runtime's C API headers
 # (tools/fetch-onnxruntime-headers.sh), at the versions pinned in that version's
 # requirements file. Nothing is installed system-wide. Does nothing when the venv already holds
 # those versions. pip keeps no cache: two venvs of wheels with CUDA are over 10 GB already, and a
@@ -48,7 +49,27 @@ fi
 . tools/torch-versions.sh
 aitune_torch_version "${1:-}" || exit 2
 stamp=$venv/.aitune-requirements
+# The project's own Python (tools/pyproject.toml: the export tool, the benchmark harness, the
+# judge), editable, so that its modules and the tests' scripts import it from anywhere, with ruff
+# and pytest. Under flock: two venvs set up side by side both write tools/'s egg-info.
+install_tools() {
+  if ! cmp -s tools/pyproject.toml "$venv/.aitune-tools"; then
+    echo "aitune: installing tools/ (aitune-tools, editable, with ruff and pytest) into $venv"
+    local log
+    log=$(mktemp)
+    # setuptools warns that an editable install is one, at length: shown only when pip fails.
+    if ! flock tools/pyproject.toml "$venv/bin/python" -m pip install --quiet --no-cache-dir \
+      -e 'tools[dev]' >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f "$log"
+      return 1
+    fi
+    rm -f "$log"
+    cp tools/pyproject.toml "$venv/.aitune-tools"
+  fi
+}
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$requirements" "$stamp"; then
+  install_tools
   exit 0
 fi
 python=$(base_python)
@@ -58,4 +79,5 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install --quiet --no-cache-dir --upgrade pip
 "$venv/bin/python" -m pip install --quiet --no-cache-dir -r "$requirements"
 cp "$requirements" "$stamp"
+install_tools
 "$venv/bin/python" -c 'import torch, torchvision, transformers, timm; print("aitune: '"$venv"' has torch", torch.__version__, "torchvision", torchvision.__version__, "transformers", transformers.__version__, "timm", timm.__version__)'

@@ -21,8 +21,7 @@ import types
 import numpy
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from aitune_export import quantize  # noqa: E402
+from aitune_export import quantize
 
 asked = []
 presets = []  # the preset of each nncf.quantize call (None: NNCF's default)

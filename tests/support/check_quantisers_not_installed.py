@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 tools = pathlib.Path(__file__).resolve().parent.parent.parent / "tools"
-sys.path.insert(0, str(tools))
-from aitune_export import aoti_int8, quantize  # noqa: E402
+from aitune_export import aoti_int8, quantize
 
 failures = []
 

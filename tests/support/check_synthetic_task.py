@@ -13,9 +13,8 @@ import tempfile
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import synthetic_task  # noqa: E402
-from aitune_export.inputs import parse_input  # noqa: E402
+import synthetic_task
+from aitune_export.inputs import parse_input
 
 failures = []
 

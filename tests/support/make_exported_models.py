@@ -52,11 +52,10 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from aitune_export import export, make_inputs, parse_dynamic, parse_input  # noqa: E402
-from aitune_export.domains import parse_domain  # noqa: E402
-from aitune_export.outputs import to_plain  # noqa: E402
-from aitune_export.quantize import Calibration  # noqa: E402
+from aitune_export import export, make_inputs, parse_dynamic, parse_input
+from aitune_export.domains import parse_domain
+from aitune_export.outputs import to_plain
+from aitune_export.quantize import Calibration
 
 
 class DictOutputs(torch.nn.Module):

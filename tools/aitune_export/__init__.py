@@ -90,7 +90,8 @@ only where random example values are drawn from, never a domain.
 the exported structure, as `aitune-tune --expect` compares the tuned module's outputs with).
 
 Usage: tools/export_model.py --factory F --input [NAME=]SHAPE [...] --out FILE.pt2
-       [--dynamic NAME:AXIS:MIN..MAX ...] [--domain NAME:MIN..MAX ...] [--variants LIST] [--device cpu|cuda] [--seed N]
+       [--dynamic NAME:AXIS:MIN..MAX ...] [--domain NAME:MIN..MAX ...] [--variants LIST]
+       [--device cpu|cuda] [--seed N]
        [--save-io DIR] [--calibration FILE.py:FUNCTION] [--calibration-samples N]
        [--held-out FILE.py:FUNCTION] [--model-type cnn|transformer]
 

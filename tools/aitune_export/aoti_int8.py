@@ -1,7 +1,8 @@
 """aoti_int8: the program quantised to int8 by PT2E (torchao's X86InductorQuantizer, from
-tools/requirements-quantize.txt, which tools/setup-venv.sh --quantize installs) and compiled by AOTInductor with freezing=True,
-which is what folds the weights' quantisation into oneDNN's int8 convolutions and matmuls (without
-it the quantise/dequantise pairs stay and the compilation is slower than f32's).
+tools/requirements-quantize.txt, which tools/setup-venv.sh --quantize installs) and compiled by
+AOTInductor with freezing=True, which is what folds the weights' quantisation into oneDNN's int8
+convolutions and matmuls (without it the quantise/dequantise pairs stay and the compilation is
+slower than f32's).
 
 PT2E annotates the graph by the modules its nodes came from, which only a strict torch.export
 records, so the program is exported again with strict=True; the quantised graph is then exported
@@ -40,7 +41,8 @@ class Pt2eQuantiser:
     activations): what aoti_int8 is made with. (The tests stand a fake in for it, with the same
     members, where torchao is not installed.)"""
 
-    method = "pt2e X86InductorQuantizer (default static: int8 weights per channel, uint8 activations)"
+    method = ("pt2e X86InductorQuantizer (default static: int8 weights per channel, "
+              "uint8 activations)")
     strict = True  # PT2E annotates by the modules the nodes came from: a strict export's record
     kernels_required = True  # its graph must lower to quantised kernels
 

@@ -30,7 +30,8 @@ class ComputeIn(torch.nn.Module):
         cast = [a.to(self.dtype) if a.is_floating_point() else a for a in args]
         out = self.module(*cast)
         return torch.utils._pytree.tree_map(
-            lambda t: t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)
+            lambda t: t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t,
+            out)
 
 
 def supports_bf16(device):

@@ -128,9 +128,9 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     groups to f32, judged on `repair_inputs(count)` (input tuples the calibration never saw;
     None: random ones); given them, whether an int8 variant needs repair is judged on them too,
     not on the example (quantize.judge). Each integer input that indexes an embedding records
-    the values it may hold, or those `domains` (domains.Domain, from --domain) declare. Returns the names of the variants written (aoti_*, onnx,
-    openvino, *_int8) and of those that failed (a variant the device cannot run is skipped,
-    neither). aoti_int8 is
+    the values it may hold, or those `domains` (domains.Domain, from --domain) declare. Returns
+    the names of the variants written (aoti_*, onnx, openvino, *_int8) and of those that failed
+    (a variant the device cannot run is skipped, neither). aoti_int8 is
     `module` quantised by PT2E (or `int8_quantiser`, aoti_int8.Pt2eQuantiser's stand-in) and
     compiled (aoti_int8.py), on the same calibration."""
     module = module.eval().to(device)
@@ -147,14 +147,14 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
     try:
         plain = to_plain(eager, converted)
     except TypeError as error:
-        raise SystemExit(f"export_model: cannot export {type(module).__name__}: {error}")
+        raise SystemExit(f"export_model: cannot export {type(module).__name__}: {error}") from None
     for where, what in converted.items():
         log(f"{out}: {where} is returned as a plain container ({what})")
     names = input_names(module, specs)
     try:
         resolved = resolve_dynamics(dynamic, specs, names)
     except ValueError as error:
-        raise SystemExit(f"export_model: {error}")
+        raise SystemExit(f"export_model: {error}") from None
     if keywords or converted:
         module = wrap_for_export(module, names, keywords, bool(converted))
     dynamic_shapes = None
@@ -173,11 +173,11 @@ def export(module, inputs, out, variants, device, log=print, specs=None, save_io
             if not resolved:
                 raise
             raise SystemExit(f"export_model: torch.export cannot take the range "
-                             f"{', '.join(map(str, dynamic))}: {cause_of(error)}")
+                             f"{', '.join(map(str, dynamic))}: {cause_of(error)}") from None
     try:
         index_domains = domains_of(program, names, specs, domains)
     except ValueError as error:
-        raise SystemExit(f"export_model: {error}")
+        raise SystemExit(f"export_model: {error}") from None
     for index, domain in sorted(index_domains.items()):
         log(f"{out}: {names[index]} takes the values {domain['min']}..{domain['max']} ("
             + ("the rows of the embedding it indexes" if domain["source"] == "embedding"
