@@ -79,6 +79,7 @@ import torch
 from bench_real import cpu_features, cpu_name, describe_cpu
 from aitune_export import ONNX_RECORD, OPENVINO_RECORDS
 from aitune_export.inputs import make_inputs, parse_input
+import aitune_judge
 import peers_int8
 import synthetic_task
 
@@ -370,21 +371,11 @@ def quantising_peers_archive(args, name, archive, wanted, calibration, source, l
     return copy, made
 
 
-def median_interval(values, level=0.95):
-    """The median of `values` and a distribution-free interval for it (order statistics, the
-    binomial's normal approximation)."""
-    ordered = sorted(values)
-    n = len(ordered)
-    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
-    half = z * math.sqrt(n) / 2
-    low = max(0, int(math.floor(n / 2 - half)) - 1)
-    high = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
-    return statistics.median(ordered), ordered[low], ordered[high]
-
-
-def p90(values):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(math.ceil(0.9 * len(ordered))) - 1)]
+def median_interval(values):
+    """The median of `values` and its 95 % interval, as the tuner computes them (the sign test:
+    aitune_judge.median_interval)."""
+    interval = aitune_judge.median_interval(values)
+    return interval.median, interval.low, interval.high
 
 
 def timed_block(call, calls, settle_s, warmup_s=0.0):
@@ -457,11 +448,11 @@ def paired_ratio(times, selected, peers):
 
 
 def largest_difference(expected, got):
-    worst = 0.0
-    for want, have in zip(as_tensors(expected), as_tensors(got)):
-        scale = max(float(want.abs().max()), 1e-12)
-        worst = max(worst, float((want - have.reshape(want.shape)).abs().max()) / scale)
-    return worst
+    """The worst relative error of `got`'s outputs against `expected`'s, as the tuner measures
+    it (finite values; infinite where NaN or Inf sit elsewhere, or the structure differs)."""
+    problem, outputs = aitune_judge.measure(as_tensors(expected), as_tensors(got), None)
+    errors = [o.relative_error for o in outputs if o.relative_error is not None]
+    return math.inf if problem else max(errors, default=0.0)
 
 
 def time_budget(args, name):
@@ -481,14 +472,16 @@ def has_class_scores(name):
 
 def model_budget(args, name):
     """The budget `name` is judged by, parsed and as aitune-tune's --accuracy text: --accuracy's,
-    without top-1 for a model whose outputs are not class scores."""
+    without its topK and scores for a model whose outputs are not class scores."""
     if not args.accuracy or has_class_scores(name):
         return args.budget, args.accuracy
-    text = ",".join(p for p in args.accuracy.split(",") if not p.strip().startswith("top1="))
-    if not text:
-        raise SystemExit(f"bench_peers: {name}'s outputs are not class scores, so top-1 cannot "
-                         f"judge them: add cosine=C to --accuracy")
-    return peers_int8.parse_accuracy(text), text
+    text = ",".join(p for p in args.accuracy.split(",")
+                    if not p.startswith(("top", "scores=")))
+    try:
+        return aitune_judge.parse_budget(text), text
+    except ValueError:
+        raise SystemExit(f"bench_peers: {name}'s outputs are not class scores, so top-k cannot "
+                         f"judge them: add cosine=C or relative=R to --accuracy") from None
 
 
 def bench_model(args, name, log):
@@ -557,9 +550,7 @@ def bench_model(args, name, log):
             wanted = [module(*sample) for sample in held_out]
         for label, call in contestants:
             accuracy[label] = peers_int8.measure(lambda sample, c=call: c.bind(sample)(),
-                                                 held_out, wanted, as_tensors,
-                                                 class_scores=has_class_scores(name))
-            accuracy[label]["within"] = peers_int8.within(accuracy[label], budget)
+                                                 held_out, wanted, as_tensors, budget)
     for _, call in contestants:
         for _ in range(args.warmup):
             call()
@@ -613,10 +604,10 @@ def bench_model(args, name, log):
         first = [b[0] for b in blocks[label]]  # in the final's blocks, the first timed call
         alone_calls = [ms for b in solo[label] for ms in b]
         rows.append({"contestant": label, "median_ms": statistics.median(times[label]),
-                     "p90_ms": p90(times[label]),
+                     "p90_ms": aitune_judge.p90(times[label]),
                      "first_call_median_ms": statistics.median(first),
                      "alone_median_ms": statistics.median(alone_calls),
-                     "alone_p90_ms": p90(alone_calls),
+                     "alone_p90_ms": aitune_judge.p90(alone_calls),
                      "cpp_alone_median_ms": (statistics.median(cpp[label]) if label in cpp
                                              else None),
                      "largest_difference": differences[label],
@@ -652,7 +643,8 @@ def print_model(result):
         if judged:
             a = row["accuracy"]
             top1 = "-" if a["top1"] is None else f"{a['top1'] * 100:.0f}%"
-            line += (f"  {a['cosine']:9.6f}  {top1:>6}  "
+            cosine = "-" if a["cosine"] is None else f"{a['cosine']:.6f}"
+            line += (f"  {cosine:>9}  {top1:>6}  "
                      f"{'within' if a['within'] else 'outside'}")
         print(line)
     print(f"  selected / best peer ({result['best_peer']}): {result['ratio']:.3f} "
@@ -722,7 +714,8 @@ def main():
                         help=f"comma-separated, from {', '.join(PEERS + QUANTISING_PEERS)} "
                         "(default: all; the quantising ones with --accuracy only)")
     parser.add_argument("--accuracy",
-                        help="an accuracy budget, cosine=C,top1=P%%: aitune-tune tunes under it "
+                        help="an accuracy budget, as aitune-tune's --accuracy (cosine=C,top1=P%%, "
+                        "relative=R, scores=NAME): aitune-tune tunes under it "
                         "(its int8 variants join the race), the quantising peers join, every "
                         "contestant's outputs are judged by it, and the selection is also "
                         "compared with the best peer within it")
@@ -741,7 +734,7 @@ def main():
     if any(p in QUANTISING_PEERS for p in args.peers) and not args.accuracy:
         parser.error("the quantising peers need --accuracy: their outputs are judged by it")
     try:
-        args.budget = peers_int8.parse_accuracy(args.accuracy) if args.accuracy else {}
+        args.budget = aitune_judge.parse_budget(args.accuracy) if args.accuracy else None
     except ValueError as error:
         parser.error(str(error))
     if args.accuracy_samples < 1 or args.calibration_samples < 1:

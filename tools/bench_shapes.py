@@ -260,12 +260,13 @@ def race(contestants, rounds, calls):
 
 
 def ratio(top, bottom):
-    """The paired ratio top / bottom (per round, then the median) and its 95 % interval."""
-    from bench_peers import median_interval
+    """The paired ratio top / bottom (per round, then the median) and its 95 % interval, as the
+    tuner computes them (aitune_judge.median_interval)."""
+    import aitune_judge
     if not top or not bottom:
         return None
-    value, low, high = median_interval([t / b for t, b in zip(top, bottom)])
-    return {"ratio": value, "low": low, "high": high}
+    interval = aitune_judge.median_interval([t / b for t, b in zip(top, bottom)])
+    return {"ratio": interval.median, "low": interval.low, "high": interval.high}
 
 
 # --- one model --------------------------------------------------------------------------------
@@ -273,7 +274,8 @@ def ratio(top, bottom):
 def bench_model(args, name):
     import torch
     from aitune_export import make_inputs
-    from bench_peers import as_tensors, largest_difference, p90
+    from aitune_judge import p90
+    from bench_peers import as_tensors, largest_difference
     log(f"== {name}{' (small)' if args.small else ''}")
     variants = ["onnx", "openvino", *args.aoti]
     lengths = sorted(set(args.lengths) | {args.pad})

@@ -11,42 +11,23 @@ outputs move from eager PyTorch's, measured as aitune-tune measures a candidate 
   Each is made once, in a copy of the model's archive where it is a variant of its own
   (PEER_VARIANTS, write_peer_archive): so the C++ alone timing (aitune-bench-alone
   --contestant LABEL=openvino:VARIANT) runs the very model the harness judges.
-- Accuracy, on held-out inputs none of the calibration inputs is among (their seeds differ), per
-  output: the least cosine similarity over the inputs (NaN or infinity counts as -1), and for
-  the first output with two or more classes in its last dimension, the share of its rows whose
-  top-1 class agrees with eager PyTorch's (aitune-tune's topK measure at k = 1).
+- Accuracy, on held-out inputs none of the calibration inputs is among (their seeds differ),
+  judged by the tuner's rules (tools/aitune_judge.py, which a test holds equal to the C++): per
+  output the least cosine similarity and the worst relative error over the inputs (finite values;
+  NaN or Inf where eager PyTorch has none is outside any budget), and the class scores' top-k
+  agreement.
 """
 import json
-import math
 import os
 import tempfile
 import zipfile
 
-import torch
+import aitune_judge
 
 # Far from the seeds of tools/bench_peers.py's timing inputs (1), of the tuner's samples and of
 # tools/aitune_export's calibration (seed + 1000 + i).
 HELD_OUT_SEED = 20_000
 CALIBRATION_SEED = 40_000
-
-
-def parse_accuracy(text):
-    """'cosine=C,top1=P%' (either or both) -> {"cosine": C, "top1": P / 100}: the part of
-    aitune-tune's --accuracy syntax this benchmark judges peers by."""
-    budget = {}
-    for part in text.split(","):
-        name, _, value = part.strip().partition("=")
-        try:
-            if name == "cosine":
-                budget["cosine"] = float(value)
-            elif name == "top1" and value.endswith("%"):
-                budget["top1"] = float(value[:-1]) / 100.0
-            else:
-                raise ValueError(part)
-        except ValueError:
-            raise ValueError(f"--accuracy takes cosine=C and top1=P% (comma-separated), got "
-                             f"'{part}'") from None
-    return budget
 
 
 def random_inputs(specs, count, seed):
@@ -56,44 +37,20 @@ def random_inputs(specs, count, seed):
     return [make_inputs(specs, "cpu", seed + i) for i in range(count)]
 
 
-def cosine(expected, got):
-    """Cosine similarity of two outputs, flattened; -1 where either is not finite."""
-    a, b = expected.double().flatten(), got.double().reshape(expected.shape).flatten()
-    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-        return -1.0
-    norms = float(a.norm() * b.norm())
-    if norms == 0.0:
-        return 1.0 if float(a.norm()) == float(b.norm()) else 0.0
-    return float(a.dot(b)) / norms
-
-
-def measure(run, held_out, expected, as_tensors, class_scores=True):
-    """`run` (inputs -> outputs) on every held-out input, against eager PyTorch's `expected`
-    outputs (one per input): {"cosine": least over outputs and inputs, "top1": the agreeing
-    share of rows, or None where no output has classes or `class_scores` says the model's
-    outputs are not class scores}."""
-    least, agreed, rows = math.inf, 0, 0
+def measure(run, held_out, expected, as_tensors, budget):
+    """`run` (inputs -> outputs) on every held-out input, judged against eager PyTorch's
+    `expected` outputs (one per input) under `budget` by the tuner's rules (aitune_judge.Check,
+    held equal to the C++): {"cosine": the least over outputs and inputs, "top1": the class
+    scores' agreeing share (None where the budget counts none), "relative_error": the worst,
+    "within": the verdict, "outside": the measures missed}. `as_tensors` flattens outputs to a
+    list, so that the peers' lists of arrays and eager PyTorch's structures line up."""
+    check = aitune_judge.Check(budget)
     for inputs, want in zip(held_out, expected):
-        wants, gots = as_tensors(want), as_tensors(run(inputs))
-        for w, g in zip(wants, gots):
-            least = min(least, cosine(w, g))
-        scores = next((i for i, w in enumerate(wants) if w.dim() >= 1 and w.shape[-1] >= 2),
-                      None) if class_scores else None
-        if scores is not None:
-            w = wants[scores].reshape(-1, wants[scores].shape[-1])
-            g = gots[scores].reshape(w.shape)
-            agreed += int((w.argmax(-1) == g.argmax(-1)).sum())
-            rows += w.shape[0]
-    return {"cosine": least, "top1": agreed / rows if rows else None}
-
-
-def within(accuracy, budget):
-    """Whether measured `accuracy` meets every measure of `budget`."""
-    if "cosine" in budget and not accuracy["cosine"] >= budget["cosine"]:
-        return False
-    if "top1" in budget and accuracy["top1"] is not None and accuracy["top1"] < budget["top1"]:
-        return False
-    return True
+        check.add(as_tensors(want), as_tensors(run(inputs)))
+    verdict = check.verdict()
+    return {"cosine": verdict.figure("cosine"), "top1": verdict.figure("top_k_share"),
+            "relative_error": verdict.figure("relative_error"), "within": verdict.within,
+            "outside": "; ".join(verdict.failed)}
 
 
 def onnx_int8_defaults(onnx_bytes, calibration, transformer):

@@ -94,21 +94,26 @@ def is_transformer(files, onnx_record, openvino_xml):
 def compare(run, cases):
     """The least cosine similarity of run(inputs)'s outputs (numpy) with eager PyTorch's over the
     floating outputs of every (inputs, expected) of `cases` (the example, then a range's bounds,
-    which the quantised model must take too), and whether all are finite."""
+    which the quantised model must take too), and whether all are finite where eager PyTorch's
+    are: measured as the tuner measures a candidate under an accuracy budget (aitune_judge: over
+    the finite values, NaN and Inf allowed only where the reference has them)."""
     import numpy
 
+    import aitune_judge
+
     least, finite = 1.0, True
-    pairs = [pair for inputs, expected in cases for pair in zip(run(inputs), expected)]
-    for out, want in pairs:
-        want = want.detach().cpu().numpy()
-        if not numpy.issubdtype(want.dtype, numpy.floating):
-            continue
-        out = numpy.asarray(out, dtype=numpy.float64).ravel()
-        want = want.astype(numpy.float64).ravel()
-        finite = finite and bool(numpy.isfinite(out).all())
-        norms = numpy.linalg.norm(out) * numpy.linalg.norm(want)
-        cosine = float(out @ want / norms) if norms > 0 else float(numpy.array_equal(out, want))
-        least = min(least, cosine) if numpy.isfinite(cosine) else float("nan")
+    for inputs, expected in cases:
+        wants, gots = [], []
+        for out, want in zip(run(inputs), expected):
+            want = want.detach().cpu().numpy()
+            if numpy.issubdtype(want.dtype, numpy.floating):
+                wants.append(want.astype(numpy.float64))
+                gots.append(numpy.asarray(out, dtype=numpy.float64).reshape(want.shape))
+        problem, outputs = aitune_judge.measure(wants, gots, None)
+        finite = finite and problem is None
+        for output in outputs:
+            if not output.cosine >= least:  # NaN is the worst
+                least = output.cosine
     return least, finite
 
 
@@ -155,7 +160,7 @@ def kept(cosine, finite, repair_below):
 def least_cosine(run, data):
     """NNCF's validation metric: over (inputs, expected) of `data`, the least cosine similarity of
     run(inputs) with eager PyTorch's (as an accuracy budget judges: its worst input); NaN or Inf
-    scores the worst (-1). Returns it and each item's value."""
+    where eager PyTorch has none scores the worst (-1). Returns it and each item's value."""
     values = []
     for inputs, expected in data:
         outputs = run(inputs)
