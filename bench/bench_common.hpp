@@ -5,9 +5,9 @@
 // a median with its interval (the tuner's own).
 
 #include <aitune/aitune.hpp>
-#include <aitune/core/detail/stats/median_interval.hpp>
 #include <aitune/core/io/atomic_file.hpp>
 #include <aitune/core/io/cpu_info.hpp>
+#include <aitune/core/stats/median_interval.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

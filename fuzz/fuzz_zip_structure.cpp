@@ -1,8 +1,8 @@
 // Copyright 2026 The aitune-cpp Authors. SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the zip structure check in front of LibTorch's loader
-// (core/detail/text/zip_structure.hpp). It must answer every input - an archive or what is wrong
+// (core/text/zip_structure.hpp). It must answer every input - an archive or what is wrong
 // with it - without reading outside it.
-#include <aitune/core/detail/text/zip_structure.hpp>
+#include <aitune/core/text/zip_structure.hpp>
 
 #include <cstdint>
 #include <span>

@@ -2,7 +2,7 @@
 library computes them by, so that a benchmark's verdict is the tuner's.
 
 - Medians and their intervals: the sign-test (binomial order-statistic) interval of
-  core/detail/stats/median_interval.hpp, and the type-7 quantiles of core/stats/latency_stats.hpp.
+  core/stats/median_interval.hpp, and the type-7 quantiles of core/stats/latency_stats.hpp.
 - Accuracy budgets: aitune-tune's --accuracy text (core/cli/option_text.hpp parse_accuracy_text),
   what a check measures of each output under a budget (torch/check/compare_outputs.hpp: the worst
   error over the output's scale, the cosine similarity and top-k agreement, over the finite

@@ -5,7 +5,7 @@
 #                                         (default 600):
 #       input_text     --input shapes, dtypes and ranges     (core/cli/option_text.hpp)
 #       option_text    --tolerance, --accuracy, --precision, lists (core/cli/option_text.hpp)
-#       zip_structure  the zip check in front of LibTorch     (core/detail/text/zip_structure.hpp)
+#       zip_structure  the zip check in front of LibTorch     (core/text/zip_structure.hpp)
 #       cache_entry    a tuning cache entry's report read back, checked and rendered
 #                      (core/report/json.hpp, core/cache/cached_tuning.hpp)
 #   tools/fuzz.sh --libtorch [SECONDS [TARGET...]]   the targets that link LibTorch (or those named):

@@ -1,6 +1,6 @@
 # Fails when a header includes one of a higher layer: the layers read bottom to top, and a
-# header may include its own layer's and those below (docs/architecture.md). A folder's engine
-# part (core/detail/X) is on X's floor. Run with: cmake -DINCLUDE_DIR=... -P this file.
+# header may include its own layer's and those below (docs/architecture.md). A concern's
+# internals (core/X/detail/) are on X's floor. Run with: cmake -DINCLUDE_DIR=... -P this file.
 cmake_minimum_required(VERSION 3.25)
 set(core_floors stats decision measure report strategy cache)
 set(torch_floors model "check measure" backends wrappers serve tune)
@@ -8,8 +8,8 @@ set(torch_floors model "check measure" backends wrappers serve tune)
 # floor_of(PATH OUT): the floor of a header's folder (a number), or -1 where it has none.
 function(floor_of path out)
   set(${out} -1 PARENT_SCOPE)
-  if(path MATCHES "^aitune/core/(detail/)?([a-z_]+)/")
-    list(FIND core_floors "${CMAKE_MATCH_2}" floor)
+  if(path MATCHES "^aitune/core/([a-z_]+)/")
+    list(FIND core_floors "${CMAKE_MATCH_1}" floor)
     set(${out} ${floor} PARENT_SCOPE)
   elseif(path MATCHES "^aitune/torch/([a-z_]+)/")
     set(index 0)

@@ -969,7 +969,7 @@ TEST_CASE("The busy-machine verdict: the baseline's spread or tail past its thre
   REQUIRE(spread >= 1.5);
   MeasurementReport m;
   m.stop_reason = StopReason::time_budget;
-  const auto busy = judge_busy_machine(m, baseline, nullptr, true);
+  const auto busy = detail::judge_busy_machine(m, baseline, nullptr, true);
   REQUIRE(busy);
   CHECK(busy->undecided);
   CHECK(busy->baseline_spread == Approx(spread));
@@ -981,7 +981,7 @@ TEST_CASE("The busy-machine verdict: the baseline's spread or tail past its thre
   for (StopReason decided : {StopReason::settled, StopReason::stop_rule, StopReason::fixed_rounds,
                              StopReason::nothing_left, StopReason::not_measured}) {
     m.stop_reason = decided;
-    const auto verdict = judge_busy_machine(m, baseline, nullptr, true);
+    const auto verdict = detail::judge_busy_machine(m, baseline, nullptr, true);
     REQUIRE(verdict);
     CHECK_FALSE(verdict->undecided);
     CHECK_THAT(verdict->text, Catch::StartsWith("the machine was busy while measuring: "));
@@ -989,15 +989,15 @@ TEST_CASE("The busy-machine verdict: the baseline's spread or tail past its thre
   for (StopReason undecided : {StopReason::time_budget, StopReason::round_budget,
                                StopReason::call_budget, StopReason::looks_used}) {
     m.stop_reason = undecided;
-    CHECK(judge_busy_machine(m, baseline, nullptr, true)->undecided);
-    CHECK_FALSE(judge_busy_machine(m, baseline, nullptr, false)->undecided);
+    CHECK(detail::judge_busy_machine(m, baseline, nullptr, true)->undecided);
+    CHECK_FALSE(detail::judge_busy_machine(m, baseline, nullptr, false)->undecided);
   }
   // A tight body with a few calls in a hundred 20x slower: the p99 says busy, the p90 does not.
   std::vector<double> tail(200, 10.0);
   for (std::size_t i = 0; i < 200; i += 40)
     tail[i] = 200.0;
   baseline.latency = LatencyStats::from_samples(tail);
-  const auto by_tail = judge_busy_machine(m, baseline, nullptr, true);
+  const auto by_tail = detail::judge_busy_machine(m, baseline, nullptr, true);
   REQUIRE(by_tail);
   CHECK(by_tail->baseline_spread < 1.5);
   CHECK(by_tail->baseline_tail >= 5.0);
@@ -1007,29 +1007,32 @@ TEST_CASE("The busy-machine verdict: the baseline's spread or tail past its thre
   baseline.latency = LatencyStats::from_samples(std::vector<double>{10, 10.2, 10.1, 10.4, 9.9});
   CandidateReport best{"Fast()", "fast"};
   best.vs_baseline = RatioReport{0.8, 0.6, 1.14, 0.997, 12};
-  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  CHECK_FALSE(detail::judge_busy_machine(m, baseline, &best, true));
   best.vs_baseline = RatioReport{0.8, 0.75, 0.85, 0.997, 12};
-  const auto narrow = judge_busy_machine(m, baseline, &best, true, BusyThresholds{1.01, 5.0, 2.0});
+  const auto narrow =
+      detail::judge_busy_machine(m, baseline, &best, true, detail::BusyThresholds{1.01, 5.0, 2.0});
   REQUIRE(narrow);
   CHECK_THAT(narrow->text, !Catch::Contains("Fast()"));
   best.vs_baseline = RatioReport{0.8, 0.4, 1.0, 0.997, 12};
-  const auto wide = judge_busy_machine(m, baseline, &best, true);
+  const auto wide = detail::judge_busy_machine(m, baseline, &best, true);
   REQUIRE(wide);
   REQUIRE(wide->ratio_span);
   CHECK(*wide->ratio_span == Approx(2.5));
   CHECK_THAT(wide->text, Catch::Contains("Fast()'s ratio to it anywhere in [0.400, 1.000]"));
-  CHECK_FALSE(judge_busy_machine(m, baseline, &best, false));
+  CHECK_FALSE(detail::judge_busy_machine(m, baseline, &best, false));
   m.stop_reason = StopReason::settled;
-  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  CHECK_FALSE(detail::judge_busy_machine(m, baseline, &best, true));
   // Too few rounds for the level: no bound, so no span to judge.
   m.stop_reason = StopReason::time_budget;
   best.vs_baseline = RatioReport{0.8, -std::numeric_limits<double>::infinity(),
                                  std::numeric_limits<double>::infinity(), 0.997, 2};
-  CHECK_FALSE(judge_busy_machine(m, baseline, &best, true));
+  CHECK_FALSE(detail::judge_busy_machine(m, baseline, &best, true));
   // Thresholds are the caller's; a baseline never measured has no verdict.
-  CHECK(judge_busy_machine(m, baseline, nullptr, true, BusyThresholds{1.01, 5.0, 2.0}));
+  CHECK(detail::judge_busy_machine(m, baseline, nullptr, true,
+                                   detail::BusyThresholds{1.01, 5.0, 2.0}));
   baseline.latency.reset();
-  CHECK_FALSE(judge_busy_machine(m, baseline, nullptr, true, BusyThresholds{1.01, 5.0, 2.0}));
+  CHECK_FALSE(detail::judge_busy_machine(m, baseline, nullptr, true,
+                                         detail::BusyThresholds{1.01, 5.0, 2.0}));
 }
 
 TEST_CASE("A baseline that fails during the race is a warning; the candidates still compete",

@@ -15,8 +15,8 @@
 // could not be judged) or each output's measures merged over the samples, the verdict
 // ("within", "text"), and the timings' median with its sign-test interval and p90. Non-finite
 // numbers are written as the strings "nan", "inf" and "-inf".
-#include <aitune/core/detail/stats/median_interval.hpp>
-#include <aitune/core/detail/strategy/reference_pass.hpp>
+#include <aitune/core/stats/median_interval.hpp>
+#include <aitune/core/strategy/detail/reference_pass.hpp>
 #include <aitune/torch.hpp>
 
 #include <nlohmann/json.hpp>

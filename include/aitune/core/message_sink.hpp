@@ -6,7 +6,7 @@
 /// (the tuning cache writes through the same one). A sink is a callable taking a line of text,
 /// or the level and the line; a Logger gives it the messages at or above a threshold.
 
-#include "aitune/core/detail/text/enum_text.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 #include <fmt/format.h>
 

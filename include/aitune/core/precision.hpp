@@ -8,8 +8,8 @@
 /// aitune/torch/model/dtype_names.hpp. Quantisation (int8) is not a precision: it will be a
 /// property of its own beside it.
 
-#include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 #include <fmt/format.h>
 

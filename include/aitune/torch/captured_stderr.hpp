@@ -8,7 +8,7 @@
 /// runner turns into `run_func_(...) API call failed at ...`. For the untimed calls of a build
 /// only: the capture redirects file descriptor 2 for the whole process.
 
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <unistd.h>

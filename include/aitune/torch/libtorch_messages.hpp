@@ -18,8 +18,8 @@
 ///   Python's torch starts, not by a C++ program. The library never changes the threshold on its
 ///   own (it belongs to the process); aitune-tune raises it unless `--verbose`.
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <c10/util/Exception.h>

@@ -14,8 +14,8 @@
 /// `try_lease` say nothing on a miss and warn once on a fault; `put` throws aitune::Error (the
 /// caller warns: the tuning stands, its decision not kept there).
 
-#include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/text/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -16,10 +16,10 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/cache/reuse.hpp"
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/cache/single_flight.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
 #include "aitune/core/customization.hpp"
-#include "aitune/core/detail/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/report.hpp"

@@ -15,12 +15,12 @@
 /// so it is never shared through a remote store. A memo that cannot be read is a miss (the file
 /// is hashed) and is replaced at the next save; valid JSON of another kind is left alone.
 
-#include "aitune/core/detail/cache/sha256.hpp"
-#include "aitune/core/detail/text/json_parse.hpp"
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/io/atomic_file.hpp"
 #include "aitune/core/io/file_identity.hpp"
 #include "aitune/core/io/file_lock.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/text/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

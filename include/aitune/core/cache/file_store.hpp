@@ -26,13 +26,13 @@
 /// so it needs no time to live, and renew only checks that it is still held.
 
 #include "aitune/core/cache/cache_store.hpp"
-#include "aitune/core/detail/cache/sha256.hpp"
-#include "aitune/core/detail/text/json_parse.hpp"
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/io/atomic_file.hpp"
 #include "aitune/core/io/file_identity.hpp"
 #include "aitune/core/io/file_lock.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/text/json_parse.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

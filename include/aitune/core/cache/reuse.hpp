@@ -7,8 +7,8 @@
 /// and lives here, beside the cache it serves (core/cache/cached_tuning.hpp), to keep the tuning
 /// flow's header to the flow.
 
-#include "aitune/core/detail/strategy/graph_verdicts.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/strategy/detail/graph_verdicts.hpp"
 #include "aitune/core/strategy/min_latency_strategy.hpp"
 
 #include <fmt/format.h>
@@ -101,7 +101,7 @@ MinLatencyStrategy<B, T>::reuse(const model_type& model, std::span<const sample_
     refuse(fmt::format("{}: {}", to_label(entry.status), entry.reason));
   }
   // A reduced-precision run passes a wider check than its graph's full-precision run, which a
-  // tuning consults (detail/strategy/graph_verdicts.hpp): a hit consults it too.
+  // tuning consults (strategy/detail/graph_verdicts.hpp): a hit consults it too.
   if (const std::string why = graph_refusal_on_reuse(in, reference, *index, entry); !why.empty()) {
     guard_.release(candidate);
     refuse("incorrect: " + why);

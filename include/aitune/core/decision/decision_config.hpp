@@ -4,12 +4,12 @@
 /// @file
 /// Every parameter of the decision in one type: the rule, the minimum gain worth switching for,
 /// the tie margin between candidates and the error the whole procedure may make. The race's
-/// looks and the final decision both read it (detail/decision/rules.hpp,
-/// detail/decision/decider.hpp).
+/// looks and the final decision both read it (decision/detail/rules.hpp,
+/// decision/latency_decider.hpp).
 
-#include "aitune/core/detail/text/enum_text.hpp"
-#include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/enum_text.hpp"
+#include "aitune/core/text/validate.hpp"
 
 #include <fmt/format.h>
 

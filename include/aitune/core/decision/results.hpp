@@ -4,8 +4,8 @@
 /// @file
 /// What profiling a backend produces, and the performance-validation verdicts.
 
-#include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -6,9 +6,9 @@
 /// parameters live in DecisionConfig. Defaults are justified in docs/measurement.md ("How the
 /// measurement decides").
 
-#include "aitune/core/detail/text/enum_text.hpp"
-#include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/enum_text.hpp"
+#include "aitune/core/text/validate.hpp"
 
 #include <fmt/format.h>
 

@@ -10,8 +10,8 @@
 /// slower with confidence, as the race drops a rival (the paired ratio's lower bound above 1 at
 /// the race's first-look level), and by more than a margin (its median above 1 + margin).
 
-#include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/validate.hpp"
 
 #include <fmt/format.h>
 

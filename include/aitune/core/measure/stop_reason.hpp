@@ -4,7 +4,7 @@
 /// @file
 /// Why a measurement ended, as the report says it (TuneReport::measurement.stop_reason).
 
-#include "aitune/core/detail/text/enum_text.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 namespace aitune {
 

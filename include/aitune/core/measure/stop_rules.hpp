@@ -8,9 +8,9 @@
 /// functions over private virtual steps), so users can plug in their own. Invalid values are
 /// rejected at construction with aitune::ConfigError.
 
-#include "aitune/core/detail/text/validate.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/text/validate.hpp"
 
 #include <fmt/format.h>
 

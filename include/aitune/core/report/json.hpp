@@ -5,10 +5,10 @@
 /// The report as JSON for programs (to_json), and read back (report_from_json). The schema is
 /// documented in docs/command-line.md ("JSON report").
 
-#include "aitune/core/detail/text/enum_text.hpp"
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/enum_text.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

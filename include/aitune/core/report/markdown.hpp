@@ -6,10 +6,10 @@
 /// first, then one table row per backend, the reasons, how it was measured and, when given, the
 /// environment.
 
-#include "aitune/core/detail/report/rows.hpp"
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/io/atomic_file.hpp"
+#include "aitune/core/report/detail/rows.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

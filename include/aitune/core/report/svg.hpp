@@ -11,10 +11,10 @@
 /// of dots; without them (a report read back from a tuning cache) the whisker runs from the
 /// minimum to the 99th percentile, with the median and the 90th percentile marked.
 
-#include "aitune/core/detail/report/rows.hpp"
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/report/detail/rows.hpp"
 #include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

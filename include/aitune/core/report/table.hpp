@@ -4,9 +4,9 @@
 /// @file
 /// The report as a table for people (render_table), as the command line and the logs show it.
 
-#include "aitune/core/detail/report/rows.hpp"
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/report/detail/rows.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

@@ -8,15 +8,15 @@
 
 #include "aitune/core/customization.hpp"
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
-#include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/precision.hpp"
 #include "aitune/core/report/backend_identity.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 #include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -54,7 +54,7 @@ enum class CandidateStatus {
   return {};
 }
 
-/// The noise of a measurement on a machine busy with other work (detail/strategy/busy_machine.hpp):
+/// The noise of a measurement on a machine busy with other work (strategy/detail/busy_machine.hpp):
 /// its figures and what to try.
 struct BusyMachine {
   /// The race ended on a budget or its looks and kept the baseline: too busy to decide. False:

@@ -5,7 +5,7 @@
 /// MinLatencyStrategy: selects the backend with the lowest latency at batch size 1.
 ///
 /// A tuning is `tune`, which runs these steps in order, each taking values and handing back what
-/// the next needs (detail/strategy/tuning_values.hpp); the report is the one record all add to:
+/// the next needs (strategy/detail/tuning_values.hpp); the report is the one record all add to:
 ///
 ///   pre_tune         the baseline (aitune::baseline_traits: TorchEager for LibTorch), built; its
 ///                    outputs become the reference, and the time budget starts after its build;
@@ -13,33 +13,33 @@
 ///                    is recorded with its step and cause, and the tuning goes on; where checks
 ///                    are long (ScreeningConfig), all are built, screened in a few interleaved
 ///                    rounds, and checked fastest first, skipping those clearly slower than one
-///                    checked (detail/strategy/screening.hpp);
+///                    checked (strategy/detail/screening.hpp);
 ///   build and check  their calls, each guarded: every call into a backend is user code
-///                    (detail/strategy/guarded_calls.hpp, detail/strategy/reference_pass.hpp);
+///                    (strategy/detail/guarded_calls.hpp, strategy/detail/reference_pass.hpp);
 ///   measure          by the schedule: the interleaved race all prepared backends together, the
 ///                    sequential schedule each as soon as it is prepared; each lane settles on its
-///                    row (detail/strategy/settle.hpp), and the best candidate so far is kept;
-///   resolve          the best candidate if the decision (detail/decision/decider.hpp) lets it
+///                    row (strategy/detail/settle.hpp), and the best candidate so far is kept;
+///   resolve          the best candidate if the decision (decision/latency_decider.hpp) lets it
 ///                    displace the baseline, else the baseline, activated and handed back.
 ///
 /// reuse, for a tuning cache's hit, runs pre_tune and build and check on one earlier choice.
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
+#include "aitune/core/decision/latency_decider.hpp"
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/decision/decider.hpp"
-#include "aitune/core/detail/measure/measure.hpp"
-#include "aitune/core/detail/report/summary.hpp"
-#include "aitune/core/detail/strategy/busy_machine.hpp"
-#include "aitune/core/detail/strategy/guarded_calls.hpp"
-#include "aitune/core/detail/strategy/progress_reporter.hpp"
-#include "aitune/core/detail/strategy/reference_pass.hpp"
-#include "aitune/core/detail/strategy/screening.hpp"
-#include "aitune/core/detail/strategy/settle.hpp"
-#include "aitune/core/detail/strategy/tuning_values.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/detail/measure.hpp"
 #include "aitune/core/measure/memory_use.hpp"
+#include "aitune/core/report/detail/summary.hpp"
 #include "aitune/core/report/report.hpp"
+#include "aitune/core/strategy/detail/busy_machine.hpp"
+#include "aitune/core/strategy/detail/guarded_calls.hpp"
+#include "aitune/core/strategy/detail/progress_reporter.hpp"
+#include "aitune/core/strategy/detail/reference_pass.hpp"
+#include "aitune/core/strategy/detail/screening.hpp"
+#include "aitune/core/strategy/detail/settle.hpp"
+#include "aitune/core/strategy/detail/tuning_values.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/core/strategy/tune_result.hpp"
 
@@ -514,7 +514,7 @@ class MinLatencyStrategy {
   /// becomes the fallback, a candidate competes with the best so far.
   Standing measure(const TuneInputs& in, const Reference& reference, Waiting waiting,
                    Standing standing, TuneReport& report, detail::LookObserver on_look) {
-    // Variants of one graph share its verdict (detail/strategy/graph_verdicts.hpp).
+    // Variants of one graph share its verdict (strategy/detail/graph_verdicts.hpp).
     std::erase_if(waiting.candidates, [&](Prepared& p) {
       return guard_.refused_for_graph(report, report.candidates[p.index], p.backend);
     });
@@ -663,7 +663,7 @@ class MinLatencyStrategy {
   /// and, on a busy machine, what that did to the measurement (`best`: the best candidate).
   TuneResult<B> hand_back(B backend, std::optional<std::size_t> index,
                           std::optional<std::size_t> best, TuneReport&& report, std::string why) {
-    why += note_busy_machine(report, best ? &report.candidates[*best] : nullptr, !index);
+    why += detail::note_busy_machine(report, best ? &report.candidates[*best] : nullptr, !index);
     CandidateReport& row = index ? report.candidates[*index] : *report.baseline;
     row.selected = true;
     report.baseline_selected = !index;

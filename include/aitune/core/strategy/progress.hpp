@@ -7,7 +7,7 @@
 /// time spent against the budget. StrategyConfig::set_progress takes the callback; `describe`
 /// gives the one line aitune-tune shows.
 
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

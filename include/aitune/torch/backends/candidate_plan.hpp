@@ -7,8 +7,8 @@
 /// counts' policy, and the rules every family's candidate names share ("onnx@2": a session's
 /// thread count after an @; a quantised model only under an accuracy budget).
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <fmt/format.h>

@@ -10,9 +10,9 @@
 /// from its runtime's calls.
 
 #include "aitune/core/backend.hpp"
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/report/backend_identity.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/backends/candidate_plan.hpp"
 #include "aitune/torch/backends/family.hpp"
 #include "aitune/torch/check/calibration_inputs.hpp"

@@ -8,10 +8,10 @@
 /// digest of the samples' values, since outputs stored for other inputs must not be the
 /// reference (the cache key covers the inputs' shapes and dtypes, not their values).
 
-#include "aitune/core/detail/cache/sha256.hpp"
-#include "aitune/core/detail/text/base64.hpp"
-#include "aitune/core/detail/text/zip_structure.hpp"
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/base64.hpp"
+#include "aitune/core/text/zip_structure.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"
 

@@ -10,9 +10,9 @@
 /// Everything read is untrusted: a record that cannot be used says why.
 
 #include "aitune/core/cli/option_text.hpp"
-#include "aitune/core/detail/text/format.hpp"
-#include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/precision.hpp"
+#include "aitune/core/text/format.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/archive_contents.hpp"
 

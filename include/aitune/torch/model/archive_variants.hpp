@@ -6,7 +6,7 @@
 /// archive gives them, and what an archive holds that no candidate can be made from (named, never
 /// dropped in silence).
 
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/model/archive_contents.hpp"
 #include "aitune/torch/model/archive_records.hpp"
 

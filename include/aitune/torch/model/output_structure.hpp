@@ -18,8 +18,8 @@
 /// type (a namedtuple, a Hugging Face `ModelOutput`, a dataclass) makes the spec unusable:
 /// parse_output_structure says why, and the caller falls back to the flat outputs.
 
-#include "aitune/core/detail/text/json_parse.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/json_parse.hpp"
 #include "aitune/torch/libtorch.hpp"
 
 #include <fmt/format.h>

@@ -7,8 +7,8 @@
 /// tools/export_model.py recorded in `extra/aitune.json` (model/archive_records.hpp). Every
 /// record is read within a size bound: the archive is untrusted.
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/archive_contents.hpp"
 #include "aitune/torch/model/archive_records.hpp"

@@ -9,8 +9,8 @@
 /// file; in front of it stand the limits a file from outside must pass - its size, the zip
 /// container torch.save writes - and behind it the structure a Sample may have.
 
-#include "aitune/core/detail/text/zip_structure.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/zip_structure.hpp"
 #include "aitune/torch/libtorch.hpp"
 #include "aitune/torch/model/ivalue_walk.hpp"
 #include "aitune/torch/model/model.hpp"

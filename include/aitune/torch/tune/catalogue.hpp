@@ -7,8 +7,8 @@
 /// over the families once; each family's header says what it tries and the names it answers to
 /// (`default_sessions`, `names`, `named`), so a new family is one line in ArchiveFamilies.
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/text/format.hpp"
 #include "aitune/torch/backends/any_backend.hpp"
 #include "aitune/torch/backends/aot_inductor.hpp"
 #include "aitune/torch/backends/candidate_plan.hpp"

@@ -12,8 +12,8 @@
 /// share entries.
 
 #include "aitune/core/cache/settings_key.hpp"
+#include "aitune/core/cache/sha256.hpp"
 #include "aitune/core/cache/tuning_cache.hpp"
-#include "aitune/core/detail/cache/sha256.hpp"
 #include "aitune/core/io/cpu_info.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
 #include "aitune/torch/backends/any_backend.hpp"

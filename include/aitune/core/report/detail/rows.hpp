@@ -5,8 +5,8 @@
 /// The rows the table, the markdown and the SVG chart share: each backend's role and the cells
 /// of figures they format alike.
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

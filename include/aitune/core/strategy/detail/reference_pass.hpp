@@ -8,9 +8,9 @@
 /// samples add up to one.
 
 #include "aitune/core/customization.hpp"
-#include "aitune/core/detail/strategy/guarded_calls.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/strategy/detail/guarded_calls.hpp"
 
 #include <fmt/format.h>
 

@@ -9,9 +9,9 @@
 /// decision (a budget or its looks ran out) and kept the baseline was too busy to decide; a
 /// decided one holds at its level, but its latencies are not an idle machine's.
 
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-namespace aitune {
+namespace aitune::detail {
 
 /// Where noise becomes "too busy". On an idle machine a baseline's p90 stays within about 1.1x
 /// of its median and a look's interval within about 1.4x (docs/measurement.md); with LibTorch's
@@ -96,4 +96,4 @@ judge_busy_machine(const MeasurementReport& measurement, const CandidateReport& 
   return measurement.busy ? "; " + measurement.busy->text : std::string();
 }
 
-}  // namespace aitune
+}  // namespace aitune::detail

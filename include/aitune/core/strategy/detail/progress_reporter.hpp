@@ -7,7 +7,7 @@
 /// rounds), and the decision. Showing progress must not end a tuning: a callback that throws is a
 /// warning, and it is not called again.
 
-#include "aitune/core/detail/measure/measurement.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/strategy/progress.hpp"
 

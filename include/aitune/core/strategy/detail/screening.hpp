@@ -8,11 +8,11 @@
 /// reference): a fast candidate that fails its check screens nobody out.
 
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/detail/decision/rules.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
+#include "aitune/core/decision/detail/rules.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/screening_config.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 
 #include <fmt/format.h>
 

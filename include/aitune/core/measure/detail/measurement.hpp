@@ -2,15 +2,15 @@
 #pragma once
 
 /// @file
-/// What a measurement takes and gives, the same for both schedules (detail/measure/measure.hpp):
+/// What a measurement takes and gives, the same for both schedules (measure/detail/measure.hpp):
 /// entrants in, one lane per entrant and how it ended out.
 
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/stop_reason.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,8 +5,8 @@
 /// The sequential schedule (aitune's): each backend timed alone, one after another - warm-up
 /// calls, then timed calls until the stop rule is satisfied.
 
-#include "aitune/core/detail/measure/measurement.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/stop_rules.hpp"
 #include "aitune/core/measure/timer.hpp"

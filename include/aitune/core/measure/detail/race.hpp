@@ -11,7 +11,7 @@
 ///    median of its kept calls. With several shapes timed (core/measure/sample_mix.hpp), a block
 ///    runs each shape in turn, its first call at that shape discarded, and its value is the mean
 ///    of the shapes' medians weighted by the mix: what the mix costs the server.
-/// 3. Looks, at growing round counts: the leader is ranked (detail/decision/rules.hpp); every
+/// 3. Looks, at growing round counts: the leader is ranked (decision/detail/rules.hpp); every
 /// rival's
 ///    paired ratio to the leader gets a sign-test interval at the look's share of alpha. A rival
 ///    confidently slower than the leader, or one that confidently cannot beat the baseline by the
@@ -33,16 +33,16 @@
 /// looks run out; the decision then uses the data it has.
 
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/detail/decision/rules.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/decision/detail/rules.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/race_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/timer.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

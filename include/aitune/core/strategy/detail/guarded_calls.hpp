@@ -9,15 +9,15 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/customization.hpp"
-#include "aitune/core/detail/measure/caller_pool.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/strategy/graph_verdicts.hpp"
-#include "aitune/core/detail/text/enum_text.hpp"
 #include "aitune/core/error.hpp"
+#include "aitune/core/measure/detail/caller_pool.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/strategy/detail/graph_verdicts.hpp"
+#include "aitune/core/text/enum_text.hpp"
 
 #include <fmt/format.h>
 

@@ -15,11 +15,11 @@
 /// Series without common rounds (the sequential schedule) fall back to unpaired comparisons.
 
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/detail/stats/median_interval.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
-#include "aitune/core/detail/stats/trimmed_mean_interval.hpp"
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/stats/latency_stats.hpp"
+#include "aitune/core/stats/median_interval.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/stats/trimmed_mean_interval.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

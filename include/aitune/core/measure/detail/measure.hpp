@@ -3,13 +3,13 @@
 
 /// @file
 /// The one measurement interface: entrants in, a Measurement out, by the configured schedule -
-/// the interleaved race (detail/measure/race.hpp) or each backend alone
-/// (detail/measure/sequential_schedule.hpp).
+/// the interleaved race (measure/detail/race.hpp) or each backend alone
+/// (measure/detail/sequential_schedule.hpp).
 
 #include "aitune/core/decision/decision_config.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/measure/race.hpp"
-#include "aitune/core/detail/measure/sequential_schedule.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
+#include "aitune/core/measure/detail/race.hpp"
+#include "aitune/core/measure/detail/sequential_schedule.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/measure/timer.hpp"

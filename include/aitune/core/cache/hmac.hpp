@@ -6,7 +6,7 @@
 /// hold cannot be forged by whoever can write the file, while a plain SHA-256 next to the data
 /// can be recomputed by anyone.
 
-#include "aitune/core/detail/cache/sha256.hpp"
+#include "aitune/core/cache/sha256.hpp"
 
 #include <cstddef>
 #include <string>

@@ -7,12 +7,12 @@
 /// performance-validation verdicts.
 
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/stats/median_interval.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
-#include "aitune/core/detail/text/format.hpp"
 #include "aitune/core/error.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/stats/median_interval.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 /// (clock, thermal, neighbours), so their ratio cancels drift that separate measurements would
 /// attribute to whoever ran later.
 
-#include "aitune/core/detail/stats/median_interval.hpp"
+#include "aitune/core/stats/median_interval.hpp"
 
 #include <cmath>
 #include <cstddef>

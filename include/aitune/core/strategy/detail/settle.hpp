@@ -6,14 +6,14 @@
 /// too where a device clock timed it), a candidate's ratio to the baseline, or why it has no
 /// result. What becomes of the backend itself is the strategy's to decide (measure).
 
+#include "aitune/core/decision/latency_decider.hpp"
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/decision/decider.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/report/summary.hpp"
-#include "aitune/core/detail/strategy/guarded_calls.hpp"
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/message_sink.hpp"
+#include "aitune/core/report/detail/summary.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/strategy/detail/guarded_calls.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 

@@ -10,11 +10,11 @@
 
 #include "aitune/core/backend.hpp"
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/measure/measurement.hpp"
-#include "aitune/core/detail/strategy/guarded_calls.hpp"
+#include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
 #include "aitune/core/measure/sample_mix.hpp"
 #include "aitune/core/report/tune_report.hpp"
+#include "aitune/core/strategy/detail/guarded_calls.hpp"
 
 #include <algorithm>
 #include <cstddef>

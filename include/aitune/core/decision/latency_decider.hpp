@@ -5,16 +5,16 @@
 /// The decision: how two measured candidates rank (is_better), and the one verdict on whether
 /// the best displaces the baseline, with the sentence that explains it (verdict). Every
 /// schedule ends here. The race's looks ask the switch question with the same rule
-/// (detail/decision/rules.hpp's judge_look) at the same level (DecisionConfig::baseline_tail), and
+/// (decision/detail/rules.hpp's judge_look) at the same level (DecisionConfig::baseline_tail), and
 /// a raced tuning's verdict is their answer.
 
 #include "aitune/core/decision/decision_config.hpp"
+#include "aitune/core/decision/detail/rules.hpp"
 #include "aitune/core/decision/results.hpp"
-#include "aitune/core/detail/decision/rules.hpp"
-#include "aitune/core/detail/stats/median_interval.hpp"
-#include "aitune/core/detail/stats/paired_rounds.hpp"
-#include "aitune/core/detail/text/format.hpp"
+#include "aitune/core/stats/median_interval.hpp"
+#include "aitune/core/stats/paired_rounds.hpp"
 #include "aitune/core/stats/ratio.hpp"
+#include "aitune/core/text/format.hpp"
 
 #include <fmt/format.h>
 
