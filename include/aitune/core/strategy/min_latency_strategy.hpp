@@ -13,12 +13,13 @@
 ///                    is recorded with its step and cause, and the tuning goes on; where checks
 ///                    are long (ScreeningConfig), all are built, screened in a few interleaved
 ///                    rounds, and checked fastest first, skipping those clearly slower than one
-///                    checked (strategy/detail/screening.hpp);
+///                    checked (strategy/detail/screening_step.hpp);
 ///   build and check  their calls, each guarded: every call into a backend is user code
 ///                    (strategy/detail/guarded_calls.hpp, strategy/detail/reference_pass.hpp);
 ///   measure          by the schedule: the interleaved race all prepared backends together, the
 ///                    sequential schedule each as soon as it is prepared; each lane settles on its
-///                    row (strategy/detail/settle.hpp), and the best candidate so far is kept;
+///                    row, and the best candidate so far is kept
+///                    (strategy/detail/measure_step.hpp);
 ///   resolve          the best candidate if the decision (decision/latency_decider.hpp) lets it
 ///                    displace the baseline, else the baseline, activated and handed back.
 ///
@@ -35,9 +36,10 @@
 #include "aitune/core/report/report.hpp"
 #include "aitune/core/strategy/detail/busy_machine.hpp"
 #include "aitune/core/strategy/detail/guarded_calls.hpp"
+#include "aitune/core/strategy/detail/measure_step.hpp"
 #include "aitune/core/strategy/detail/progress_reporter.hpp"
 #include "aitune/core/strategy/detail/reference_pass.hpp"
-#include "aitune/core/strategy/detail/screening.hpp"
+#include "aitune/core/strategy/detail/screening_step.hpp"
 #include "aitune/core/strategy/detail/settle.hpp"
 #include "aitune/core/strategy/detail/tuning_values.hpp"
 #include "aitune/core/strategy/strategy_config.hpp"
@@ -48,8 +50,6 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
-#include <limits>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -121,8 +121,9 @@ class MinLatencyStrategy {
       Waiting waiting{std::move(pre.baseline)};
       Standing standing{.evidence = {config_.decision().baseline_tail(1.0, candidates_.size())}};
       const auto measure_now = [&](detail::LookObserver on_look) {
-        standing = measure(in, reference, std::exchange(waiting, {}), std::move(standing), report,
-                           std::move(on_look));
+        standing = detail::MeasureStep<B, T>(parts()).measure(
+            in, reference, std::exchange(waiting, {}), std::move(standing), report,
+            std::move(on_look));
       };
       if (as_it_goes) measure_now({});
       for (std::size_t index = 0; index < candidates_.size(); ++index) {
@@ -137,7 +138,11 @@ class MinLatencyStrategy {
         if (as_it_goes) measure_now({});
       }
       stop_if_cancelled();
-      if (screens) screen_and_check(in, reference, waiting, report);
+      if (screens) {
+        detail::ScreeningStep<B, T>(parts()).screen_and_check(
+            in, reference, waiting, report,
+            [&](B& backend, CandidateReport& row) { return check(in, reference, backend, row); });
+      }
       measure_now(progress.look_observer());
       report.measurement.calls = report.total_calls();
       stop_if_cancelled();
@@ -327,114 +332,6 @@ class MinLatencyStrategy {
                               });
   }
 
-  /// The screening (ScreeningConfig): `waiting`'s candidates, built and not yet checked, and its
-  /// baseline in a few interleaved rounds; then each candidate, fastest there first, checked
-  /// unless it was clearly slower than a backend checked before it (or the baseline), which
-  /// screens it out. `waiting` keeps the checked ones, in list order (a near tie in the race
-  /// goes to the earlier listed), with the screen's time added to what each has spent.
-  void screen_and_check(const TuneInputs& in, const Reference& reference, Waiting& waiting,
-                        TuneReport& report) {
-    if (waiting.candidates.empty()) return;
-    const std::size_t candidates = waiting.candidates.size();
-    const double began_ms = timer_.now_ms();
-    const detail::Measurement screen = run_screen(in, reference, waiting, report);
-    const double screen_ms = timer_.now_ms() - began_ms;
-    const std::size_t screened_out = check_fastest_first(in, reference, screen, waiting, report);
-    report.measurement.screening = fmt::format(
-        "{} round(s) of {} backend(s), {} call(s) in {:.1f} s; {} of {} candidate(s) screened out "
-        "(slower than a checked backend with confidence, by over {:g}x), the others checked "
-        "fastest first",
-        screen.rounds, screen.lanes.size(), detail::total_calls_of(screen), screen_ms / 1000.0,
-        screened_out, candidates, 1.0 + in.profiling.screening().margin());
-  }
-
-  /// The screen's interleaved rounds: a lane for `waiting`'s baseline (first, where it has one)
-  /// and one for each of its candidates, in order.
-  detail::Measurement run_screen(const TuneInputs& in, const Reference& reference, Waiting& waiting,
-                                 TuneReport& report) {
-    std::optional<detail::CallerPool> callers;
-    if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
-    std::vector<detail::Entrant> entrants = detail::entrants_of(
-        waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
-        config_.stop_token(), callers ? &*callers : nullptr);
-    return guard_.measured(entrants.size(), [&] {
-      return detail::LatencyRace<T>(
-                 detail::screening_race(in.profiling.race(), in.profiling.screening()),
-                 in.profiling.warmup(), detail::screening_decision(config_.decision()), timer_,
-                 log_, reference.deadline_ms, {}, &in.mix)
-          .run(entrants);
-    });
-  }
-
-  /// Each of `waiting`'s candidates, fastest in `screen` first: screened out where it was
-  /// clearly slower than a backend checked before it, else checked; `waiting` keeps those that
-  /// pass, in list order. How many were screened out.
-  std::size_t check_fastest_first(const TuneInputs& in, const Reference& reference,
-                                  const detail::Measurement& screen, Waiting& waiting,
-                                  TuneReport& report) {
-    const ScreeningConfig& screening = in.profiling.screening();
-    // Only what was checked screens: the baseline (its outputs are the reference), then each
-    // candidate as it passes.
-    std::vector<const RoundSeries*> checked;
-    std::vector<std::string_view> checked_names;
-    const bool with_baseline = waiting.baseline.has_value();
-    if (with_baseline && !screen.lanes[0].failure) {
-      checked.push_back(&screen.lanes[0].rounds);
-      checked_names.push_back(report.baseline->backend);
-    }
-    const std::size_t first = with_baseline ? 1 : 0;
-    std::vector<Prepared> built = std::exchange(waiting.candidates, {});
-    std::vector<std::size_t> order(built.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return detail::screened_median(screen.lanes[first + a].rounds) <
-             detail::screened_median(screen.lanes[first + b].rounds);
-    });
-    const double level = detail::screening_level(config_.decision(), in.profiling.race());
-    std::size_t screened_out = 0;
-    for (const std::size_t i : order) {
-      stop_if_cancelled();
-      Prepared& candidate = built[i];
-      const detail::Lane& lane = screen.lanes[first + i];
-      CandidateReport& row = report.candidates[candidate.index];
-      candidate.spent_ms += lane.time_ms;
-      const auto by = detail::screened_out_by(lane.rounds, checked, level, screening.margin());
-      if (lane.failure) {
-        row.status = CandidateStatus::measure_failed;
-        row.reason = "failed while screened: " + *lane.failure;
-      } else if (by) {
-        row.status = CandidateStatus::screened_out;
-        row.reason =
-            detail::screened_out_reason(*by, checked_names[by->checked], screening.margin());
-        ++screened_out;
-      } else if (timer_.now_ms() > reference.deadline_ms) {
-        row.status = CandidateStatus::skipped;
-        row.reason = "not checked: the tuning's time budget was spent";
-      } else {
-        const double start_ms = timer_.now_ms();
-        const bool passed = check(in, reference, candidate.backend, row);
-        candidate.spent_ms += timer_.now_ms() - start_ms;
-        if (passed && candidate.spent_ms > in.profiling.candidate_time_budget_ms()) {
-          detail::fail(row, detail::PrepareStep::budget, detail::over_budget(candidate.spent_ms));
-        } else if (passed) {
-          checked.push_back(&lane.rounds);
-          checked_names.push_back(row.backend);
-          waiting.candidates.push_back(std::move(candidate));
-          continue;
-        }
-      }
-      row.calls = lane.calls;
-      row.tuning_time_ms = candidate.spent_ms;
-      const std::string line =
-          fmt::format("{}: {}: {}", row.backend, to_label(row.status), row.reason);
-      row.status == CandidateStatus::screened_out ? log_.info(2, line) : log_.warn(2, line);
-      guard_.release(candidate.backend);
-    }
-    std::sort(waiting.candidates.begin(), waiting.candidates.end(),
-              [](const Prepared& a, const Prepared& b) { return a.index < b.index; });
-    return screened_out;
-  }
-
   /// The baseline's reasons name their step; a candidate's failed build is its cause alone.
   bool build(const TuneInputs& in, B& backend, CandidateReport& row, bool named) {
     return guard_.run_step(backend, row, detail::PrepareStep::build, named, in.samples.size(),
@@ -475,141 +372,11 @@ class MinLatencyStrategy {
               candidate, in.samples, reference.checked, reference.outputs, at,
               guard_.sample_names(), [&] { cancel_during(row); }, budget);
         });
-    if (!ran) return false;
-    OutputCheck& verdict = checked.verdict;
-    row.precision = verdict.precision;
-    row.reduced_precision = verdict.reduced_precision;
-    row.quantization = std::move(verdict.quantization);
-    row.accuracy = std::move(verdict.accuracy);
-    const bool under_budget = verdict.passed && detail::budget_decides(budget, verdict);
-    // No baseline outputs (no baseline could run): nothing to judge the budget by, and a
-    // reduced precision is not trusted unjudged.
-    if (under_budget && reference.outputs.empty()) {
-      return detail::fail(row, detail::PrepareStep::check,
-                          "it computes in a lower precision and the accuracy budget cannot be "
-                          "judged without the baseline's outputs (there is no baseline)");
-    }
-    if (under_budget) {
-      const AccuracyVerdict judged = budget->judge(row.accuracy);
-      row.accuracy_verdict = judged.text;
-      row.judged_by_budget = true;
-      if (!judged.within) {
-        // A measure already missed ended the check: the samples left could not mend it.
-        const std::string stopped =
-            checked.missed_budget && checked.ran < checked.of
-                ? fmt::format("; the check stopped after {}, where the samples left could "
-                              "not bring it within the budget",
-                              guard_.sample_names().of(checked.ran - 1, in.samples.size()))
-                : std::string();
-        return detail::fail(row, detail::PrepareStep::check,
-                            "outside the accuracy budget: " + judged.text + stopped);
-      }
-    }
-    return verdict.passed || detail::fail(row, detail::PrepareStep::check, verdict.reason);
+    return ran && detail::settle_check(row, std::move(checked), budget, !reference.outputs.empty(),
+                                       guard_.sample_names(), in.samples.size());
   }
 
-  // ---- measure ---------------------------------------------------------------------------------
-
-  /// Measures what is waiting (the baseline first) and settles each lane on its row: the baseline
-  /// becomes the fallback, a candidate competes with the best so far.
-  Standing measure(const TuneInputs& in, const Reference& reference, Waiting waiting,
-                   Standing standing, TuneReport& report, detail::LookObserver on_look) {
-    // Variants of one graph share its verdict (strategy/detail/graph_verdicts.hpp).
-    std::erase_if(waiting.candidates, [&](Prepared& p) {
-      return guard_.refused_for_graph(report, report.candidates[p.index], p.backend);
-    });
-    if (standing.best && guard_.refused_for_graph(report, report.candidates[standing.best->index],
-                                                  standing.best->backend)) {
-      standing.best.reset();
-    }
-    // At a server's load, each timed call is every caller's at once (detail::CallerPool).
-    std::optional<detail::CallerPool> callers;
-    if (in.profiling.callers() > 1) callers.emplace(in.profiling.callers());
-    report.measurement.callers = in.profiling.callers();
-    std::vector<detail::Entrant> entrants = detail::entrants_of(
-        waiting, report, guard_, in.samples, in.mix, in.profiling.candidate_time_budget_ms(),
-        config_.stop_token(), callers ? &*callers : nullptr);
-    if (entrants.empty()) return standing;
-    detail::Measurement measured;
-    try {
-      measured = guard_.measured(entrants.size(), [&] {
-        return detail::measure_backends(entrants, in.profiling, config_.decision(), timer_, log_,
-                                        reference.deadline_ms, candidates_.size(),
-                                        std::move(on_look), &in.mix);
-      });
-    } catch (detail::MeasurementCancelled& stopped) {
-      // A stop keeps what was measured: the rows get it, then the tuning ends with them.
-      settle_cancelled(stopped.measurement, waiting, entrants, in.mix, report);
-      throw CancelledError("cancelled");
-    }
-    standing.evidence = detail::evidence_of(measured, waiting);
-    const LatencyDecider decider = decider_of(standing.evidence);
-    const bool raced = config_.profiling().schedule() == Schedule::interleaved;
-    detail::add_measurement(report.measurement, measured,
-                            raced ? std::optional(decider.confidence()) : std::nullopt, entrants);
-    std::size_t lane = 0;
-    if (waiting.baseline) {  // measured alone, it is freed until it is selected (activate())
-      standing.baseline_result =
-          detail::settle_baseline_lane(*report.baseline, measured.lanes[lane++], in.mix, log_);
-      if (!standing.baseline_result) guard_.warn_baseline_failed(*report.baseline);
-      if (!standing.baseline_result || !raced) guard_.release(*waiting.baseline);
-      if (standing.baseline_result) standing.baseline = std::move(waiting.baseline);
-    }
-    for (Prepared& prepared : waiting.candidates) {
-      detail::Lane& measured_lane = measured.lanes[lane++];
-      std::optional<Result> result = detail::settle_candidate_lane(
-          report.candidates[prepared.index], measured_lane, prepared.spent_ms,
-          standing.baseline_result, decider, in.mix, log_);
-      if (!result || measured_lane.dropped) {
-        guard_.release(prepared.backend);
-        continue;
-      }
-      standing.best = better_of(std::move(standing.best),
-                                {prepared.index, std::move(prepared.backend), std::move(*result)});
-    }
-    return standing;
-  }
-
-  /// The lanes of a measurement a stop cut short, on their rows (`waiting`'s, in the lanes'
-  /// order): what each measured until then, nothing decided; a backend not measured yet says the
-  /// stop came first.
-  void settle_cancelled(detail::Measurement& measured, const Waiting& waiting,
-                        const std::vector<detail::Entrant>& entrants, const SampleMix& mix,
-                        TuneReport& report) const {
-    detail::add_measurement(report.measurement, measured, std::nullopt, entrants);
-    const auto unmeasured = [](CandidateReport& row) {
-      row.status = CandidateStatus::skipped;
-      row.reason = "not measured: the tuning was stopped first";
-    };
-    std::size_t lane = 0;
-    std::optional<Result> baseline;
-    if (waiting.baseline) {
-      detail::Lane& measured_lane = measured.lanes[lane++];
-      baseline = detail::settle_baseline_lane(*report.baseline, measured_lane, mix, log_);
-      if (!baseline && !measured_lane.failure) unmeasured(*report.baseline);
-    }
-    const LatencyDecider decider = decider_of({measured.baseline_tail_alpha});
-    for (const Prepared& prepared : waiting.candidates) {
-      CandidateReport& row = report.candidates[prepared.index];
-      detail::Lane& measured_lane = measured.lanes[lane++];
-      if (!detail::settle_candidate_lane(row, measured_lane, prepared.spent_ms, baseline, decider,
-                                         mix, log_) &&
-          !measured_lane.failure) {
-        unmeasured(row);
-      }
-    }
-  }
-
-  /// The better of the best so far and `next` (a near tie keeps the one listed first); the other
-  /// is released.
-  std::optional<Contender> better_of(std::optional<Contender> best, Contender next) {
-    if (best && !decider_of({}).is_better(next.result, best->result)) {
-      guard_.release(next.backend);
-      return best;
-    }
-    if (best) guard_.release(best->backend);
-    return next;
-  }
+  // ---- measure: strategy/detail/measure_step.hpp ------------------------------------------------
 
   // ---- resolve, and hand back ------------------------------------------------------------------
 
@@ -677,8 +444,11 @@ class MinLatencyStrategy {
   // ---- helpers of the flow ---------------------------------------------------------------------
 
   [[nodiscard]] LatencyDecider decider_of(const detail::SwitchEvidence& evidence) const {
-    return LatencyDecider(config_.decision(), evidence.baseline_tail_alpha);
+    return detail::decider_of(config_.decision(), evidence);
   }
+
+  /// What the steps beside the flow borrow of it, for one call.
+  detail::FlowParts<B, T> parts() { return {config_, timer_, log_, guard_, candidates_.size()}; }
 
   /// A copy of candidate `index`, whose prototype stays unbuilt for the next tune(); a move-only
   /// candidate itself.

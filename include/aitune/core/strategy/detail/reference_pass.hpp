@@ -8,6 +8,8 @@
 /// samples add up to one.
 
 #include "aitune/core/customization.hpp"
+#include "aitune/core/decision/accuracy_budget.hpp"
+#include "aitune/core/measure/sample_names.hpp"
 #include "aitune/core/message_sink.hpp"
 #include "aitune/core/report/tune_report.hpp"
 #include "aitune/core/strategy/detail/guarded_calls.hpp"
@@ -21,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace aitune::detail {
@@ -150,6 +153,44 @@ struct SamplesChecked {
 /// computes in a lower precision. Judging it needs a reference (judged_by_budget).
 [[nodiscard]] inline bool budget_decides(const AccuracyBudget* budget, const OutputCheck& verdict) {
   return budget != nullptr && verdict.reduced_precision;
+}
+
+/// A candidate's check over its samples (`checked`, of `samples` given) on its row: the
+/// precision and each output's worst accuracy, and whether it passed. Under an accuracy `budget`
+/// a reduced-precision candidate is judged by the budget instead of its tolerance, which needs
+/// the baseline's outputs (`has_reference`); the row says how it stands against the budget.
+/// `names` names the sample where a measure already missed ended the check early.
+inline bool settle_check(CandidateReport& row, SamplesChecked checked, const AccuracyBudget* budget,
+                         bool has_reference, const SampleNames& names, std::size_t samples) {
+  OutputCheck& verdict = checked.verdict;
+  row.precision = verdict.precision;
+  row.reduced_precision = verdict.reduced_precision;
+  row.quantization = std::move(verdict.quantization);
+  row.accuracy = std::move(verdict.accuracy);
+  const bool under_budget = verdict.passed && budget_decides(budget, verdict);
+  // No baseline outputs (no baseline could run): nothing to judge the budget by, and a
+  // reduced precision is not trusted unjudged.
+  if (under_budget && !has_reference) {
+    return fail(row, PrepareStep::check,
+                "it computes in a lower precision and the accuracy budget cannot be judged "
+                "without the baseline's outputs (there is no baseline)");
+  }
+  if (under_budget) {
+    const AccuracyVerdict judged = budget->judge(row.accuracy);
+    row.accuracy_verdict = judged.text;
+    row.judged_by_budget = true;
+    if (!judged.within) {
+      // A measure already missed ended the check: the samples left could not mend it.
+      const std::string stopped =
+          checked.missed_budget && checked.ran < checked.of
+              ? fmt::format("; the check stopped after {}, where the samples left could not bring "
+                            "it within the budget",
+                            names.of(checked.ran - 1, samples))
+              : std::string();
+      return fail(row, PrepareStep::check, "outside the accuracy budget: " + judged.text + stopped);
+    }
+  }
+  return verdict.passed || fail(row, PrepareStep::check, verdict.reason);
 }
 
 /// Whether `budget` (null: none) judges a candidate whose check over its samples gave

@@ -9,6 +9,7 @@
 /// or const reference and returns the next.
 
 #include "aitune/core/backend.hpp"
+#include "aitune/core/decision/latency_decider.hpp"
 #include "aitune/core/decision/results.hpp"
 #include "aitune/core/measure/detail/measurement.hpp"
 #include "aitune/core/measure/profiling_config.hpp"
@@ -130,6 +131,12 @@ template <Backend B>
     }
   }
   return evidence;
+}
+
+/// The decision at the level `evidence` holds comparisons with the baseline to.
+[[nodiscard]] inline LatencyDecider decider_of(const DecisionConfig& decision,
+                                               const SwitchEvidence& evidence) {
+  return LatencyDecider(decision, evidence.baseline_tail_alpha);
 }
 
 /// What the measurements so far leave for resolve: the measured baseline (the fallback), its
