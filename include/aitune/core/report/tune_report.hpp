@@ -6,7 +6,7 @@
 /// speedup, the baseline, the selection and how it was measured. Renderers: report/table.hpp
 /// (people), report/json.hpp (programs), report/markdown.hpp and report/svg.hpp.
 
-#include "aitune/core/customization.hpp"
+#include "aitune/core/decision/accuracy_budget.hpp"
 #include "aitune/core/decision/decision_config.hpp"
 #include "aitune/core/measure/memory_use.hpp"
 #include "aitune/core/measure/race_config.hpp"
