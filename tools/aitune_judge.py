@@ -256,7 +256,21 @@ def measure(expected, actual, budget):
     """One sample's check under `budget` (None: no top-k counted): (None or why the outputs
     cannot be judged, the OutputAccuracy of each floating output). `expected` and `actual` are the
     baseline's and a candidate's outputs (see outputs_by_path)."""
-    want, got = outputs_by_path(expected), outputs_by_path(actual)
+    return measure_named(outputs_by_path(expected), outputs_by_path(actual), budget)
+
+
+def named_like(expected, flat):
+    """A runtime's flat list of outputs `flat` named by the paths of `expected` (eager PyTorch's
+    outputs, whose leaves the list holds in order), as the tuner names a converted model's outputs
+    from the structure its archive records: so that `scores=logits` names the same output."""
+    paths = list(outputs_by_path(expected))
+    if len(paths) != len(flat):
+        return {f"output[{i}]": _array(value) for i, value in enumerate(flat)}
+    return {path: _array(value) for path, value in zip(paths, flat)}
+
+
+def measure_named(want, got, budget):
+    """measure() on outputs already named ({path: array}, as outputs_by_path gives them)."""
     if list(want) != list(got):
         return f"outputs {list(got)} differ from the baseline's {list(want)}", []
     measured = []
@@ -392,9 +406,13 @@ class Check:
 
     def add(self, expected, actual):
         """One more sample: the baseline's outputs and the candidate's."""
+        self.add_named(outputs_by_path(expected), outputs_by_path(actual))
+
+    def add_named(self, want, got):
+        """One more sample, its outputs named ({path: array}: outputs_by_path, named_like)."""
         if self.problem:
             return
-        self.problem, measured = measure(expected, actual, self.budget)
+        self.problem, measured = measure_named(want, got, self.budget)
         for output in measured:
             known = next((o for o in self.outputs if o.output == output.output), None)
             if known is None:

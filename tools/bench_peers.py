@@ -715,7 +715,8 @@ def main():
                         "(default: all; the quantising ones with --accuracy only)")
     parser.add_argument("--accuracy",
                         help="an accuracy budget, as aitune-tune's --accuracy (cosine=C,top1=P%%, "
-                        "relative=R, scores=NAME): aitune-tune tunes under it "
+                        "relative=R, scores=NAME, NAME as the tuner names eager PyTorch's "
+                        "outputs): aitune-tune tunes under it "
                         "(its int8 variants join the race), the quantising peers join, every "
                         "contestant's outputs are judged by it, and the selection is also "
                         "compared with the best peer within it")

@@ -42,11 +42,13 @@ def measure(run, held_out, expected, as_tensors, budget):
     `expected` outputs (one per input) under `budget` by the tuner's rules (aitune_judge.Check,
     held equal to the C++): {"cosine": the least over outputs and inputs, "top1": the class
     scores' agreeing share (None where the budget counts none), "relative_error": the worst,
-    "within": the verdict, "outside": the measures missed}. `as_tensors` flattens outputs to a
-    list, so that the peers' lists of arrays and eager PyTorch's structures line up."""
+    "within": the verdict, "outside": the measures missed}. A contestant's outputs (`as_tensors`
+    flattens them: the runtimes return lists) take the paths of eager PyTorch's, as the tuner
+    names them, so that the budget's scores= names the same output."""
     check = aitune_judge.Check(budget)
     for inputs, want in zip(held_out, expected):
-        check.add(as_tensors(want), as_tensors(run(inputs)))
+        check.add_named(aitune_judge.named_like(want, as_tensors(want)),
+                        aitune_judge.named_like(want, as_tensors(run(inputs))))
     verdict = check.verdict()
     return {"cosine": verdict.figure("cosine"), "top1": verdict.figure("top_k_share"),
             "relative_error": verdict.figure("relative_error"), "within": verdict.within,

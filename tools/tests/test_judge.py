@@ -110,3 +110,17 @@ def test_torch_tensors_and_nested_outputs_are_named_as_the_tuner_names_them():
     assert list(judge.outputs_by_path(outputs)) == [
         "output['logits']", "output['past'][0]", "output['past'][1]"]
     assert list(judge.outputs_by_path(torch.zeros(2))) == ["output"]
+
+
+def test_a_runtimes_flat_outputs_take_eager_pytorchs_names_so_scores_name_the_same_output():
+    eager = {"hidden": numpy.ones((1, 2), "float32"),
+             "logits": numpy.array([[0.1, 0.9, 0.3]], "float32")}
+    flat = [numpy.ones((1, 2), "float32"), numpy.array([[0.2, 0.8, 0.1]], "float32")]
+    named = judge.named_like(eager, flat)
+    assert list(named) == ["output['hidden']", "output['logits']"]
+    check = judge.Check("top1=100%,scores=logits")
+    check.add_named(judge.named_like(eager, list(eager.values())), named)
+    verdict = check.verdict()
+    assert verdict.within and verdict.figure("top_k_share") == 1.0
+    # A list that does not match eager's leaves is named by position, on both sides alike.
+    assert list(judge.named_like(eager, flat[:1])) == ["output[0]"]
