@@ -33,7 +33,7 @@ run_address() {
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer (preset sanitize)"
   cmake --preset sanitize >/dev/null
   cmake --build --preset sanitize --target aitune_core_tests aitune_torch_tests aitune-tune \
-    aitune_redis_tests
+    aitune_redis_tests aitune-judge
   AITUNE_REQUIRE_REDIS=1 ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_init_order=1" \
   LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/ubsan.supp" \
