@@ -259,6 +259,18 @@ def measure(expected, actual, budget):
     return measure_named(outputs_by_path(expected), outputs_by_path(actual), budget)
 
 
+def fixture_outputs(out):
+    """Outputs as a fixture file of aitune-judge (tests/support/judge.cpp) writes them: a tensor
+    {"dtype", "shape", "values" (flat; "nan", "inf", "-inf" as strings)}, a list of them (a
+    tuple), or {"dict": {name: ...}}."""
+    if isinstance(out, list):
+        return tuple(fixture_outputs(item) for item in out)
+    if "dict" in out:
+        return {name: fixture_outputs(item) for name, item in out["dict"].items()}
+    values = [float(v) if isinstance(v, str) else v for v in out["values"]]
+    return numpy.array(values, dtype=out["dtype"]).reshape(out["shape"])
+
+
 def named_like(expected, flat):
     """A runtime's flat list of outputs `flat` named by the paths of `expected` (eager PyTorch's
     outputs, whose leaves the list holds in order), as the tuner names a converted model's outputs

@@ -38,16 +38,6 @@ def number(value):
     return float(value) if isinstance(value, str) else value
 
 
-def output_of(out):
-    """A fixture's OUT (see tests/support/judge.cpp) as the harness hands outputs to the judge."""
-    if isinstance(out, list):
-        return tuple(output_of(item) for item in out)
-    if "dict" in out:
-        return {name: output_of(item) for name, item in out["dict"].items()}
-    values = [number(v) for v in out["values"]]
-    return numpy.array(values, dtype=out["dtype"]).reshape(out["shape"])
-
-
 def as_json_number(value):
     if value is None or not math.isfinite(value):
         return None if value is None else ("nan" if math.isnan(value) else
@@ -80,7 +70,8 @@ def python_result(fixture):
                                              "min_share": top_k.min_share}}
     check = aitune_judge.Check(budget)
     for sample in fixture.get("samples", []):
-        check.add(output_of(sample["reference"]), output_of(sample["candidate"]))
+        check.add(aitune_judge.fixture_outputs(sample["reference"]),
+                  aitune_judge.fixture_outputs(sample["candidate"]))
     verdict = check.verdict()
     if check.problem:
         result["problem"] = check.problem

@@ -15,18 +15,10 @@ FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures" / 
 def fixture_verdict(name):
     """The verdict on tests/fixtures/judge/NAME.json (the fixtures the ctest check shares)."""
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-
-    def output(out):
-        if isinstance(out, list):
-            return tuple(output(item) for item in out)
-        if "dict" in out:
-            return {key: output(item) for key, item in out["dict"].items()}
-        values = [float(v) if isinstance(v, str) else v for v in out["values"]]
-        return numpy.array(values, dtype=out["dtype"]).reshape(out["shape"])
-
     check = judge.Check(fixture["budget"])
     for sample in fixture["samples"]:
-        check.add(output(sample["reference"]), output(sample["candidate"]))
+        check.add(judge.fixture_outputs(sample["reference"]),
+                  judge.fixture_outputs(sample["candidate"]))
     return check, check.verdict()
 
 
